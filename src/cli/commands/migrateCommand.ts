@@ -1,0 +1,56 @@
+import type { Argv, CommandModule } from 'yargs';
+
+import { loadConfig } from '../../config/loadConfig.js';
+import { connectDatabase } from '../../db/connectDatabase.js';
+import { describeDatabase } from '../../db/describeDatabase.js';
+import { migrate } from '../../db/migrate.js';
+import { addConfigOptions, readConfigFlags } from '../configOptions.js';
+import { runCommand } from '../runCommand.js';
+
+interface MigrateArgs {
+  consumer?: boolean;
+}
+
+export const migrateCommand: CommandModule<object, MigrateArgs> = {
+  command: 'migrate',
+  describe: 'create or upgrade the outbox table, its dead-letter view and the publication',
+  builder: (yargs: Argv) =>
+    addConfigOptions(yargs, 'migrate').option('consumer', {
+      type: 'boolean',
+      description: 'create the consumer side (processed_events) instead of the outbox',
+    }),
+  handler: (argv) =>
+    runCommand('migrate', async () => {
+      const config = loadConfig({
+        flags: readConfigFlags(argv, 'migrate'),
+        env: process.env,
+        required: ['databaseUrl'],
+      });
+      const databaseUrl = config.databaseUrl ?? '';
+      const client = await connectDatabase({
+        databaseUrl,
+        startupTimeoutMs: config.startupTimeoutMs,
+        applicationName: 'walbox migrate',
+      });
+      try {
+        const consumer = argv.consumer === true;
+        const result = await migrate(client, {
+          schema: config.schema,
+          table: config.table,
+          publication: config.publication,
+          consumer,
+          outbox: !consumer,
+        });
+        const target = consumer ? `${config.schema}.processed_events` : `${config.schema}.${config.table}`;
+        const applied =
+          result.applied.length === 0 ? 'already up to date' : `applied ${result.applied.join(', ')}`;
+        const publication =
+          result.publication === 'skipped' ? '' : `; publication ${config.publication} ${result.publication}`;
+        process.stdout.write(
+          `walbox migrate: ${target} on ${describeDatabase(databaseUrl)}: ${applied}${publication}\n`,
+        );
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    }),
+};

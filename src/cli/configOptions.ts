@@ -1,0 +1,59 @@
+import type { Argv, Options } from 'yargs';
+
+import { OPTION_SPECS, toEnvName, type CommandName, type OptionSpec } from '../config/configSchema.js';
+import { formatDuration } from '../config/parseDuration.js';
+import type { RelayConfig } from '../config/relayConfig.js';
+
+/**
+ * Registers the config options a command accepts. yargs gets no defaults and no types beyond string/boolean:
+ * loadConfig() owns precedence (defaults < env < flags) and validation, so an unset flag never hides an
+ * environment variable and a bad number is never silently NaN.
+ */
+export function addConfigOptions<T>(yargs: Argv<T>, command: CommandName): Argv<T> {
+  let result = yargs;
+  for (const spec of OPTION_SPECS) {
+    if (!spec.commands.includes(command)) continue;
+    const option: Options = {
+      type: spec.kind === 'boolean' ? 'boolean' : 'string',
+      description: describeOption(spec),
+      group: 'Options (also read from the environment):',
+    };
+    if (spec.choices !== undefined) option.choices = [...spec.choices];
+    result = result.option(spec.flag, option);
+  }
+  return result;
+}
+
+/** The flags that were actually given, keyed by config key. */
+export function readConfigFlags(
+  argv: Readonly<Record<string, unknown>>,
+  command: CommandName,
+): Partial<Record<keyof RelayConfig, string | boolean>> {
+  const flags: Partial<Record<keyof RelayConfig, string | boolean>> = {};
+  for (const spec of OPTION_SPECS) {
+    if (!spec.commands.includes(command)) continue;
+    const value = argv[spec.flag];
+    if (Array.isArray(value)) {
+      // --flag a --flag b: the last one wins, as with most CLIs.
+      const last: unknown = value.at(-1);
+      if (typeof last === 'string' || typeof last === 'boolean') flags[spec.key] = last;
+    } else if (typeof value === 'string' || typeof value === 'boolean') {
+      flags[spec.key] = value;
+    }
+  }
+  return flags;
+}
+
+export function describeOption(spec: OptionSpec): string {
+  const env = [toEnvName(spec.flag), spec.fallbackEnv].filter((n) => n !== undefined).join(', ');
+  const shownDefault = formatDefault(spec);
+  return `${spec.description} [env ${env}]${shownDefault === undefined ? '' : ` [default ${shownDefault}]`}`;
+}
+
+export function formatDefault(spec: OptionSpec): string | undefined {
+  const value = spec.default;
+  if (value === undefined) return undefined;
+  if (spec.kind === 'duration' && typeof value === 'number') return formatDuration(value);
+  if (Array.isArray(value)) return value.length === 0 ? undefined : value.join(',');
+  return String(value);
+}

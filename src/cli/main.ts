@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+
+import { migrateCommand } from './commands/migrateCommand.js';
+import { EXIT } from './exitCodeFor.js';
+
+/** Parses argv and dispatches; every command handler reports its own errors (runCommand). */
+export async function main(argv: readonly string[]): Promise<void> {
+  await yargs(hideBin([...argv]))
+    .scriptName('walbox')
+    .usage(
+      'walbox: delivers transactional-outbox events from PostgreSQL to Kafka\n\nUsage: $0 <command> [options]',
+    )
+    .command(migrateCommand)
+    .demandCommand(1, 'name a command (see walbox --help)')
+    .strict()
+    .recommendCommands()
+    .help()
+    .alias('help', 'h')
+    .version()
+    .wrap(Math.min(120, process.stdout.columns || 120))
+    .epilogue(
+      'Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error, 3 failed precondition.',
+    )
+    .fail((message, error) => {
+      // Handlers catch their own errors, so this is a usage error: one line, exit 2.
+      process.stderr.write(`walbox: ${message || error.message} (see walbox --help)\n`);
+      process.exit(EXIT.USAGE);
+    })
+    .parseAsync();
+}
+
+if (require.main === module) {
+  void main(process.argv);
+}

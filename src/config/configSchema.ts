@@ -1,0 +1,279 @@
+import type { RelayConfig } from './relayConfig.js';
+
+/** How a raw string from a flag or the environment becomes a typed value (see parseOptionValue). */
+export type OptionKind =
+  | 'string'
+  | 'identifier'
+  | 'tableName'
+  | 'slotName'
+  | 'topicName'
+  | 'topicTemplate'
+  | 'integer'
+  | 'duration'
+  | 'boolean'
+  | 'choice'
+  | 'brokerList'
+  | 'databaseUrl';
+
+export interface OptionSpec {
+  readonly key: keyof RelayConfig;
+  /** The long flag without dashes; the environment variable is WALBOX_<FLAG_IN_UPPER_SNAKE>. */
+  readonly flag: string;
+  readonly kind: OptionKind;
+  readonly description: string;
+  readonly default: RelayConfig[keyof RelayConfig];
+  /** A conventional variable read when WALBOX_<FLAG> is not set (DATABASE_URL, KAFKA_BROKERS). */
+  readonly fallbackEnv?: string;
+  /** May hold a secret: also read from WALBOX_<FLAG>_FILE, and never logged. */
+  readonly secret?: boolean;
+  readonly choices?: readonly string[];
+  readonly min?: number;
+  readonly max?: number;
+  /** The commands that accept this option as a flag. */
+  readonly commands: readonly CommandName[];
+}
+
+export type CommandName = 'run' | 'migrate' | 'status' | 'doctor' | 'slot' | 'dlq' | 'cleanup';
+
+const DB_COMMANDS: readonly CommandName[] = ['run', 'migrate', 'status', 'doctor', 'slot', 'dlq', 'cleanup'];
+const RUN: readonly CommandName[] = ['run'];
+
+/**
+ * The single source of truth for every option: flag, environment variable, type and default (SPEC §CLI).
+ * docs/configuration.md is checked against this list by a test.
+ */
+export const OPTION_SPECS: readonly OptionSpec[] = [
+  {
+    key: 'mode',
+    flag: 'mode',
+    kind: 'choice',
+    choices: ['wal', 'poll'],
+    default: 'wal',
+    description: 'wal streams the outbox from a logical replication slot; poll claims rows with SKIP LOCKED',
+    commands: RUN,
+  },
+  {
+    key: 'databaseUrl',
+    flag: 'database-url',
+    kind: 'databaseUrl',
+    default: undefined,
+    fallbackEnv: 'DATABASE_URL',
+    secret: true,
+    description: 'PostgreSQL connection URL (postgres://user@host:port/db?sslmode=verify-full)',
+    commands: DB_COMMANDS,
+  },
+  {
+    key: 'kafkaBrokers',
+    flag: 'kafka-brokers',
+    kind: 'brokerList',
+    default: [],
+    fallbackEnv: 'KAFKA_BROKERS',
+    description: 'comma-separated Kafka bootstrap servers (host:port,host:port)',
+    commands: RUN,
+  },
+  {
+    key: 'schema',
+    flag: 'schema',
+    kind: 'identifier',
+    default: 'public',
+    description: 'schema of the outbox table',
+    commands: DB_COMMANDS,
+  },
+  {
+    key: 'table',
+    flag: 'table',
+    kind: 'tableName',
+    default: 'outbox_events',
+    description: 'name of the outbox table',
+    commands: DB_COMMANDS,
+  },
+  {
+    key: 'slot',
+    flag: 'slot',
+    kind: 'slotName',
+    default: 'walbox',
+    description: 'logical replication slot name',
+    commands: ['run', 'status', 'doctor', 'slot'],
+  },
+  {
+    key: 'publication',
+    flag: 'publication',
+    kind: 'identifier',
+    default: 'walbox',
+    description: 'publication of the outbox table (publish = insert)',
+    commands: ['run', 'migrate', 'status', 'doctor', 'slot'],
+  },
+  {
+    key: 'topic',
+    flag: 'topic',
+    kind: 'topicName',
+    default: undefined,
+    description: 'send every event to this one topic (overrides --topic-template)',
+    commands: RUN,
+  },
+  {
+    key: 'topicTemplate',
+    flag: 'topic-template',
+    kind: 'topicTemplate',
+    default: 'outbox.{aggregate_type}',
+    description: 'topic per event; placeholders {aggregate_type} and {event_type}',
+    commands: RUN,
+  },
+  {
+    key: 'createTopics',
+    flag: 'create-topics',
+    kind: 'boolean',
+    default: false,
+    description: 'create missing topics through the admin API instead of failing',
+    commands: RUN,
+  },
+  {
+    key: 'topicPartitions',
+    flag: 'topic-partitions',
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    default: 6,
+    description: 'partitions of topics created by --create-topics',
+    commands: RUN,
+  },
+  {
+    key: 'topicReplicationFactor',
+    flag: 'topic-replication-factor',
+    kind: 'integer',
+    min: 1,
+    max: 32,
+    default: 3,
+    description: 'replication factor of topics created by --create-topics',
+    commands: RUN,
+  },
+  {
+    key: 'batchSize',
+    flag: 'batch-size',
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    default: 200,
+    description: 'most events per produce request and per processed_at update',
+    commands: RUN,
+  },
+  {
+    key: 'pollIntervalMs',
+    flag: 'poll-interval',
+    kind: 'duration',
+    min: 10,
+    default: 1_000,
+    description: 'poll mode: time between polls when no NOTIFY arrives',
+    commands: RUN,
+  },
+  {
+    key: 'maxAttempts',
+    flag: 'max-attempts',
+    kind: 'integer',
+    min: 1,
+    max: 1_000,
+    default: 10,
+    description: 'poll mode: failed attempts before a row is dead-lettered',
+    commands: RUN,
+  },
+  {
+    key: 'retryBackoffInitialMs',
+    flag: 'retry-backoff-initial',
+    kind: 'duration',
+    min: 1,
+    default: 1_000,
+    description: 'first retry delay after a failed publish; doubles up to --retry-backoff-max',
+    commands: RUN,
+  },
+  {
+    key: 'retryBackoffMaxMs',
+    flag: 'retry-backoff-max',
+    kind: 'duration',
+    min: 1,
+    default: 300_000,
+    description: 'longest retry delay',
+    commands: RUN,
+  },
+  {
+    key: 'statusIntervalMs',
+    flag: 'status-interval',
+    kind: 'duration',
+    min: 100,
+    default: 10_000,
+    description: 'WAL mode: time between standby status updates (keep below wal_sender_timeout)',
+    commands: RUN,
+  },
+  {
+    key: 'dlqTopic',
+    flag: 'dlq-topic',
+    kind: 'topicName',
+    default: undefined,
+    description: 'also produce dead-lettered events to this topic',
+    commands: RUN,
+  },
+  {
+    key: 'compression',
+    flag: 'compression',
+    kind: 'choice',
+    choices: ['none', 'gzip'],
+    default: 'none',
+    description: 'compression of produce requests',
+    commands: RUN,
+  },
+  {
+    key: 'metricsHost',
+    flag: 'metrics-host',
+    kind: 'string',
+    default: '127.0.0.1',
+    description: 'address of the /metrics, /healthz and /readyz server',
+    commands: RUN,
+  },
+  {
+    key: 'metricsPort',
+    flag: 'metrics-port',
+    kind: 'integer',
+    min: 0,
+    max: 65_535,
+    default: 9464,
+    description: 'port of the metrics server; 0 disables it',
+    commands: RUN,
+  },
+  {
+    key: 'logLevel',
+    flag: 'log-level',
+    kind: 'choice',
+    choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
+    default: 'info',
+    description: 'log level',
+    commands: DB_COMMANDS,
+  },
+  {
+    key: 'startupTimeoutMs',
+    flag: 'startup-timeout',
+    kind: 'duration',
+    min: 0,
+    default: 60_000,
+    description: 'give up (exit 1) when PostgreSQL or Kafka cannot be reached at startup within this time',
+    commands: DB_COMMANDS,
+  },
+  {
+    key: 'shutdownTimeoutMs',
+    flag: 'shutdown-timeout',
+    kind: 'duration',
+    min: 0,
+    default: 30_000,
+    description: 'on SIGTERM, wait this long for in-flight events to be acked before exiting 1',
+    commands: RUN,
+  },
+];
+
+/** WALBOX_<FLAG_IN_UPPER_SNAKE>. */
+export function toEnvName(flag: string): string {
+  return `WALBOX_${flag.toUpperCase().replace(/-/g, '_')}`;
+}
+
+export function findOptionSpec(key: keyof RelayConfig): OptionSpec {
+  const spec = OPTION_SPECS.find((s) => s.key === key);
+  if (spec === undefined) throw new Error(`no option spec for ${key}`);
+  return spec;
+}

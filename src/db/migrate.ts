@@ -1,0 +1,218 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type pg from 'pg';
+
+import { MigrationError, PreconditionError, toError } from '../errors.js';
+import { deriveOutboxNames, type OutboxNames } from '../outbox/outboxNames.js';
+import { findSqlDir } from './findSqlDir.js';
+import { quoteIdentifier, quoteQualified } from './quoteIdentifier.js';
+import { SQLSTATE, errorCodeOf } from './sqlState.js';
+
+export interface MigrateOptions {
+  readonly schema: string;
+  readonly table: string;
+  readonly publication: string;
+  /** Also (or only, with outbox: false) create the consumer side: processed_events. */
+  readonly consumer?: boolean;
+  readonly outbox?: boolean;
+  readonly sqlDir?: string;
+}
+
+export interface MigrateResult {
+  readonly applied: readonly string[];
+  readonly alreadyApplied: number;
+  readonly publication: 'created' | 'unchanged' | 'skipped';
+}
+
+interface Migration {
+  readonly id: number;
+  readonly name: string;
+  readonly text: string;
+  readonly checksum: string;
+}
+
+/** Serialises migrate runs database-wide: schemas and publications are created under it. */
+const MIGRATE_LOCK_KEY = 'walbox.migrate';
+
+/**
+ * Applies the numbered migrations in sql/ (and sql/consumer/) that are not yet recorded, then makes sure the
+ * publication exists. Everything runs in one transaction under an advisory lock, so concurrent runs queue up
+ * and the later ones find nothing to do.
+ */
+export async function migrate(client: pg.ClientBase, options: MigrateOptions): Promise<MigrateResult> {
+  const names = deriveOutboxNames(options.schema, options.table);
+  const sqlDir = options.sqlDir ?? findSqlDir();
+  const sets: { target: string; migrations: Migration[] }[] = [];
+  if (options.outbox !== false)
+    sets.push({ target: `outbox:${names.table}`, migrations: loadMigrations(sqlDir) });
+  if (options.consumer === true) {
+    sets.push({ target: 'consumer', migrations: loadMigrations(join(sqlDir, 'consumer')) });
+  }
+
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [MIGRATE_LOCK_KEY]);
+    await ensureSchema(client, names.schema);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${quoteQualified(names.schema, names.migrationsTable)} (
+         target     text        NOT NULL,
+         id         int         NOT NULL,
+         name       text        NOT NULL,
+         checksum   text        NOT NULL,
+         applied_at timestamptz NOT NULL DEFAULT now(),
+         PRIMARY KEY (target, id))`,
+    );
+    const applied: string[] = [];
+    let alreadyApplied = 0;
+    for (const set of sets) {
+      const done = await readApplied(client, names, set.target);
+      for (const migration of set.migrations) {
+        const checksum = done.get(migration.id);
+        if (checksum !== undefined) {
+          if (checksum !== migration.checksum) {
+            throw new MigrationError(
+              `migration ${migration.name} changed after it was applied to ${set.target}; released migrations ` +
+                'are immutable: restore the file and put the change in a new one',
+            );
+          }
+          alreadyApplied++;
+          continue;
+        }
+        await applyMigration(client, names, set.target, migration);
+        applied.push(migration.name);
+      }
+      const newest = set.migrations.at(-1)?.id ?? 0;
+      const unknown = [...done.keys()].filter((id) => id > newest);
+      if (unknown.length > 0) {
+        throw new PreconditionError(
+          `${set.target} has migration ${Math.max(...unknown)} applied, newer than this walbox knows (${newest}): ` +
+            'upgrade walbox',
+        );
+      }
+    }
+    const publication =
+      options.outbox === false ? 'skipped' : await ensurePublication(client, names, options);
+    await client.query('COMMIT');
+    return { applied, alreadyApplied, publication };
+  } catch (thrown) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw wrapMigrationError(thrown, names);
+  }
+}
+
+function loadMigrations(dir: string): Migration[] {
+  const files = readdirSync(dir)
+    .filter((f) => /^\d{6}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
+  return files.map((name, index) => {
+    const id = Number(name.slice(0, 6));
+    if (id !== index + 1)
+      throw new MigrationError(`sql migrations in ${dir} are not numbered 1, 2, 3…: ${name}`);
+    const text = readFileSync(join(dir, name), 'utf8');
+    return { id, name, text, checksum: createHash('sha256').update(text).digest('hex') };
+  });
+}
+
+async function ensureSchema(client: pg.ClientBase, schema: string): Promise<void> {
+  const { rowCount } = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+  // Checked first so that a role without CREATE on the database can migrate an existing schema.
+  if (rowCount === 0) await client.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+}
+
+async function readApplied(
+  client: pg.ClientBase,
+  names: OutboxNames,
+  target: string,
+): Promise<Map<number, string>> {
+  const { rows } = await client.query<{ id: number; checksum: string }>(
+    `SELECT id, checksum FROM ${quoteQualified(names.schema, names.migrationsTable)} WHERE target = $1`,
+    [target],
+  );
+  return new Map(rows.map((r) => [r.id, r.checksum]));
+}
+
+async function applyMigration(
+  client: pg.ClientBase,
+  names: OutboxNames,
+  target: string,
+  migration: Migration,
+): Promise<void> {
+  try {
+    await client.query(renderSql(migration.text, names));
+  } catch (thrown) {
+    throw wrapMigrationError(thrown, names, migration.name);
+  }
+  await client.query(
+    `INSERT INTO ${quoteQualified(names.schema, names.migrationsTable)} (target, id, name, checksum)
+     VALUES ($1, $2, $3, $4)`,
+    [target, migration.id, migration.name, migration.checksum],
+  );
+}
+
+/** Replaces {{placeholders}} with quoted identifiers; an unknown placeholder is a bug in the migration. */
+export function renderSql(text: string, names: OutboxNames): string {
+  const values: Record<string, string> = {
+    schema: names.schema,
+    table: names.table,
+    dead_letters_view: names.deadLettersView,
+    pending_index: names.pendingIndex,
+    processed_events: names.processedEventsTable,
+  };
+  return text.replace(/\{\{(\w+)\}\}/g, (_match, key: string) => {
+    const value = values[key];
+    if (value === undefined) throw new MigrationError(`unknown placeholder {{${key}}} in a migration`);
+    return quoteIdentifier(value);
+  });
+}
+
+async function ensurePublication(
+  client: pg.ClientBase,
+  names: OutboxNames,
+  options: MigrateOptions,
+): Promise<'created' | 'unchanged'> {
+  const { rows } = await client.query<{ pubinsert: boolean; has_table: boolean }>(
+    `SELECT p.pubinsert,
+            p.puballtables OR EXISTS (SELECT 1 FROM pg_publication_tables t
+                                       WHERE t.pubname = p.pubname AND t.schemaname = $2 AND t.tablename = $3)
+              AS has_table
+       FROM pg_publication p
+      WHERE p.pubname = $1`,
+    [options.publication, names.schema, names.table],
+  );
+  const table = quoteQualified(names.schema, names.table);
+  const publication = quoteIdentifier(options.publication);
+  const existing = rows[0];
+  if (existing === undefined) {
+    await client.query(`CREATE PUBLICATION ${publication} FOR TABLE ${table} WITH (publish = 'insert')`);
+    return 'created';
+  }
+  // An existing publication may be shared with other tables or tools: report instead of changing it.
+  if (!existing.has_table) {
+    throw new PreconditionError(
+      `publication ${publication} exists but does not include ${table}: run ALTER PUBLICATION ${publication} ` +
+        `ADD TABLE ${table}; or choose another --publication`,
+    );
+  }
+  if (!existing.pubinsert) {
+    throw new PreconditionError(
+      `publication ${publication} does not publish inserts: run ALTER PUBLICATION ${publication} ` +
+        `SET (publish = 'insert'); or choose another --publication`,
+    );
+  }
+  return 'unchanged';
+}
+
+function wrapMigrationError(thrown: unknown, names: OutboxNames, file?: string): Error {
+  if (thrown instanceof MigrationError || thrown instanceof PreconditionError) return thrown;
+  const error = toError(thrown);
+  const where = `${file === undefined ? 'migrating' : `applying ${file} to`} ${quoteQualified(names.schema, names.table)}`;
+  if (errorCodeOf(thrown) === SQLSTATE.INSUFFICIENT_PRIVILEGE) {
+    return new PreconditionError(
+      `${where}: ${error.message}: run walbox migrate as the table owner or a role with CREATE on the database`,
+      { cause: thrown },
+    );
+  }
+  return new MigrationError(`${where}: ${error.message}`, { cause: thrown });
+}

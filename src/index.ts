@@ -1,0 +1,15 @@
+// The library API: named re-exports only.
+export { enqueue, type EnqueueOptions } from './outbox/enqueue.js';
+export type { OutboxEvent, EnqueuedEvent } from './outbox/outboxEvent.js';
+export type { SqlExecutor } from './outbox/sqlExecutor.js';
+export { migrate, type MigrateOptions, type MigrateResult } from './db/migrate.js';
+export { loadConfig, type LoadConfigInput } from './config/loadConfig.js';
+export type { RelayConfig, RelayMode, LogLevel, Compression } from './config/relayConfig.js';
+export {
+  WalboxError,
+  ConfigError,
+  PreconditionError,
+  DatabaseError,
+  MigrationError,
+  type WalboxErrorCode,
+} from './errors.js';

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { describe, it } from 'node:test';
+
+import { runCli } from '../support/runCli.js';
+import { requireDatabaseUrl } from '../support/testEnv.js';
+
+/** A loopback port with nothing listening on it. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+describe('walbox CLI', () => {
+  it('prints help with the commands and exit codes', async () => {
+    const result = await runCli(['--help']);
+    assert.equal(result.code, 0);
+    assert.match(result.stdout, /walbox migrate/);
+    assert.match(
+      result.stdout,
+      /Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error, 3 failed precondition/,
+    );
+    const migrateHelp = await runCli(['migrate', '--help']);
+    assert.match(migrateHelp.stdout, /--database-url[\s\S]*\[env\s+WALBOX_DATABASE_URL,\s+DATABASE_URL\]/);
+    assert.match(migrateHelp.stdout, /--table[\s\S]*\[default outbox_events\]/);
+  });
+
+  it('exits 2 with one line on an unknown flag', async () => {
+    const result = await runCli(['migrate', '--tabel', 'x']);
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr.trim().split('\n').length, 1);
+    assert.match(result.stderr, /Unknown argument: tabel/);
+  });
+
+  it('exits 2 without a command or with an unknown one', async () => {
+    assert.equal((await runCli([])).code, 2);
+    assert.equal((await runCli(['frobnicate'])).code, 2);
+  });
+
+  it('exits 2 on a malformed --database-url, without echoing it', async () => {
+    const result = await runCli(['migrate', '--database-url', 'postgres//user:hunter2@nowhere']);
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr.trim().split('\n').length, 1);
+    assert.match(result.stderr, /invalid --database-url: is not a URL/);
+    assert.doesNotMatch(result.stderr + result.stdout, /hunter2/);
+  });
+
+  it('exits 2 when no database URL is given at all', async () => {
+    const result = await runCli(['migrate']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /missing --database-url/);
+  });
+
+  it('reads options from WALBOX_* and rejects a bad value there, naming the variable', async () => {
+    const result = await runCli(['migrate'], {
+      env: { DATABASE_URL: 'postgres://u@127.0.0.1:1/db', WALBOX_STARTUP_TIMEOUT: 'later' },
+    });
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /--startup-timeout \(from WALBOX_STARTUP_TIMEOUT\) "later"/);
+  });
+
+  it('exits 1 within the startup timeout when PostgreSQL is unreachable, without leaking the password', async () => {
+    const port = await closedPort();
+    const result = await runCli([
+      'migrate',
+      '--database-url',
+      `postgres://walbox:hunter2@127.0.0.1:${port}/app`,
+      '--startup-timeout',
+      '2s',
+    ]);
+    assert.equal(result.code, 1);
+    assert.equal(result.stderr.trim().split('\n').length, 1);
+    assert.match(result.stderr, new RegExp(`cannot reach PostgreSQL at 127.0.0.1:${port}/app within 2s`));
+    assert.doesNotMatch(result.stderr + result.stdout, /hunter2/);
+    assert.ok(result.durationMs < 30_000, `gave up after ${result.durationMs}ms`);
+  });
+
+  it('exits 2 at once on wrong credentials (no retry storm)', async () => {
+    const url = new URL(requireDatabaseUrl());
+    url.password = 'wrong-password';
+    const result = await runCli(['migrate', '--database-url', url.toString(), '--startup-timeout', '60s']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /refused the login \(password authentication failed for user "postgres"\)/);
+    assert.doesNotMatch(result.stderr, /wrong-password/);
+    assert.ok(result.durationMs < 30_000, 'did not wait for the startup timeout');
+  });
+
+  it('exits 3 when the database does not exist', async () => {
+    const url = new URL(requireDatabaseUrl());
+    url.pathname = '/no_such_database';
+    const result = await runCli(['migrate', '--database-url', url.toString()]);
+    assert.equal(result.code, 3);
+    assert.match(result.stderr, /database "no_such_database" does not exist/);
+  });
+});
