@@ -3,6 +3,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 
 import { migrateCommand } from './commands/migrateCommand.js';
+import { runRelayCommand } from './commands/runRelayCommand.js';
 import { EXIT } from './exitCodeFor.js';
 
 /** Parses argv and dispatches; every command handler reports its own errors (runCommand). */
@@ -12,6 +13,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     .usage(
       'walbox: delivers transactional-outbox events from PostgreSQL to Kafka\n\nUsage: $0 <command> [options]',
     )
+    .command(runRelayCommand)
     .command(migrateCommand)
     .demandCommand(1, 'name a command (see walbox --help)')
     .strict()

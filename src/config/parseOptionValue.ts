@@ -1,6 +1,7 @@
 import type { OptionSpec } from './configSchema.js';
 import { parseDuration } from './parseDuration.js';
-import { explainBadIdentifier, explainBadSlotName, explainBadTopicName } from './validateIdentifier.js';
+import { explainBadTopicName } from '../core/topicName.js';
+import { explainBadIdentifier, explainBadSlotName } from './validateIdentifier.js';
 
 export type ParsedValue = { ok: true; value: unknown } | { ok: false; reason: string };
 

@@ -23,11 +23,3 @@ export function explainBadSlotName(value: string): string | undefined {
   if (value.length > MAX_IDENTIFIER_BYTES) return `must be at most ${MAX_IDENTIFIER_BYTES} characters`;
   return undefined;
 }
-
-/** Kafka's topic rules (org.apache.kafka.common.internals.Topic). */
-export function explainBadTopicName(value: string): string | undefined {
-  if (value.length === 0 || value.length > 249) return 'must be 1 to 249 characters long';
-  if (value === '.' || value === '..') return 'cannot be "." or ".."';
-  if (!/^[A-Za-z0-9._-]+$/.test(value)) return 'may contain only ASCII letters, digits, ".", "_" and "-"';
-  return undefined;
-}

@@ -37,7 +37,10 @@ describe('walbox migrate', () => {
     const n = names();
     const result = await runCli(migrateArgs(n));
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /applied 000001_create_outbox\.sql, 000002_create_dead_letters_view\.sql/);
+    assert.match(
+      result.stdout,
+      /applied 000001_create_outbox\.sql, 000002_create_dead_letters_view\.sql, 000003_create_walbox_state\.sql/,
+    );
     assert.match(result.stdout, new RegExp(`publication ${n.publication} created`));
 
     await withClient(async (client) => {
@@ -158,7 +161,7 @@ describe('walbox migrate', () => {
       );
       return Number(rows[0]?.n);
     });
-    assert.equal(count, 2);
+    assert.equal(count, 3);
   });
 
   it('is safe to run concurrently: every run succeeds, each migration is applied once', async () => {
@@ -176,7 +179,7 @@ describe('walbox migrate', () => {
       );
       assert.deepEqual(
         rows.map((r) => r.id),
-        [1, 2],
+        [1, 2, 3],
       );
     });
   });

@@ -5,7 +5,7 @@ import { connectDatabase } from '../../db/connectDatabase.js';
 import { describeDatabase } from '../../db/describeDatabase.js';
 import { migrate } from '../../db/migrate.js';
 import { addConfigOptions, readConfigFlags } from '../configOptions.js';
-import { runCommand } from '../runCommand.js';
+import { executeCommand } from '../executeCommand.js';
 
 interface MigrateArgs {
   consumer?: boolean;
@@ -20,7 +20,7 @@ export const migrateCommand: CommandModule<object, MigrateArgs> = {
       description: 'create the consumer side (processed_events) instead of the outbox',
     }),
   handler: (argv) =>
-    runCommand('migrate', async () => {
+    executeCommand('migrate', async () => {
       const config = loadConfig({
         flags: readConfigFlags(argv, 'migrate'),
         env: process.env,

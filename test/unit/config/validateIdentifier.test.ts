@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import {
-  explainBadIdentifier,
-  explainBadSlotName,
-  explainBadTopicName,
-} from '../../../src/config/validateIdentifier.js';
+import { explainBadIdentifier, explainBadSlotName } from '../../../src/config/validateIdentifier.js';
+import { explainBadTopicName } from '../../../src/core/topicName.js';
 
 describe('identifier validation', () => {
   it('accepts plain identifiers and refuses quotes, spaces, semicolons and overlong names', () => {

@@ -1,0 +1,243 @@
+import pg from 'pg';
+
+import type { RelayConfig } from '../config/relayConfig.js';
+import { deliverBatch } from '../core/deliverBatch.js';
+import { formatLsn, type Lsn } from '../core/lsn.js';
+import type { OutboxStore, RelayObserver, Sink } from '../core/ports.js';
+import type { RetryContext } from '../core/retryUntilDone.js';
+import { StreamRelay } from '../core/streamRelay.js';
+import { describeDatabase } from '../db/describeDatabase.js';
+import { PgOutboxStore } from '../db/pgOutboxStore.js';
+import { SQLSTATE, errorCodeOf, isTransientConnectionError } from '../db/sqlState.js';
+import { WalboxState } from '../db/walboxState.js';
+import { WalboxError } from '../errors.js';
+import type { Logger } from '../observability/createLogger.js';
+import { drainPendingRows } from '../source/poll/drainPendingRows.js';
+import { checkOutboxReady } from '../source/wal/checkOutboxReady.js';
+import { createSlotWithSnapshot, readSlot } from '../source/wal/replicationSlot.js';
+import { WalSource } from '../source/wal/walSource.js';
+import { sleep } from './sleep.js';
+
+export interface WalRelayContext {
+  readonly config: RelayConfig;
+  readonly databaseUrl: string;
+  readonly sink: Sink;
+  readonly logger: Logger;
+  readonly observer: RelayObserver;
+  readonly stop: AbortSignal;
+  readonly giveUp: AbortSignal;
+}
+
+/** Buffered stream items above which the replication socket is paused (G6). */
+const HIGH_WATER_ITEMS = 20_000;
+const HIGH_WATER_BYTES = 64 * 1024 * 1024;
+/** Reconnect backoff; a recovered server is used within this much time. */
+const MAX_RECONNECT_DELAY_MS = 30_000;
+
+/**
+ * WAL mode: check the outbox, make sure the slot exists and every row it will not stream is caught up, then
+ * stream until stopped. Replication failures (server restart, walsender terminated, slot still held by a dying
+ * walsender) restart the stream from the slot's confirmed position with backoff; nothing is confirmed that is
+ * not delivered, so a restart only repeats work.
+ */
+export async function runWalRelay(context: WalRelayContext): Promise<void> {
+  const { config, logger } = context;
+  const pool = new pg.Pool({
+    connectionString: context.databaseUrl,
+    application_name: 'walbox',
+    max: 3,
+    options: '-c DateStyle=ISO -c TimeZone=UTC',
+  });
+  pool.on('error', (error) => logger.debug({ err: error }, 'idle database connection failed'));
+  const store = new PgOutboxStore(pool, config);
+  const state = new WalboxState(pool, config);
+  const retry: RetryContext = {
+    policy: {
+      initialDelayMs: config.retryBackoffInitialMs,
+      maxDelayMs: Math.min(config.retryBackoffMaxMs, MAX_RECONNECT_DELAY_MS),
+    },
+    logger,
+    observer: context.observer,
+    sleep,
+    signal: context.giveUp,
+  };
+  try {
+    await checkOutboxReady(pool, config);
+    let delay = config.retryBackoffInitialMs;
+    while (!context.stop.aborted) {
+      let source: WalSource | undefined;
+      try {
+        const startLsn = await prepareSlot(context, pool, store, state, retry);
+        if (isStopping(context)) break;
+        source = await WalSource.start({
+          databaseUrl: context.databaseUrl,
+          slot: config.slot,
+          publication: config.publication,
+          schema: config.schema,
+          table: config.table,
+          startLsn,
+          statusIntervalMs: config.statusIntervalMs,
+          highWaterItems: Math.max(HIGH_WATER_ITEMS, config.batchSize * 4),
+          highWaterBytes: HIGH_WATER_BYTES,
+          logger,
+        });
+        const started = source;
+        const stopReceiving = (): void => void started.stopReceiving();
+        context.stop.addEventListener('abort', stopReceiving, { once: true });
+        logger.info({ slot: config.slot, lsn: formatLsn(startLsn) }, 'streaming from the replication slot');
+        delay = config.retryBackoffInitialMs;
+        const relay = new StreamRelay(
+          {
+            stream: source,
+            sink: context.sink,
+            store,
+            logger,
+            sleep,
+            observer: withStateUpdates(context.observer, state, logger),
+          },
+          { batchSize: config.batchSize, retry: retry.policy, startLsn },
+        );
+        try {
+          await relay.run(context.giveUp);
+        } finally {
+          context.stop.removeEventListener('abort', stopReceiving);
+        }
+        await source.close();
+        await waitForSlotConfirmed(pool, config.slot, relay.confirmedLsn());
+        logger.info(
+          { slot: config.slot, lsn: formatLsn(relay.confirmedLsn()) },
+          'stopped; everything delivered is confirmed',
+        );
+        return;
+      } catch (error) {
+        await source?.close().catch(() => undefined);
+        if (context.giveUp.aborted) throw context.giveUp.reason;
+        if (!isRetriableStreamError(error)) throw error;
+        logger.warn(
+          { err: error, slot: config.slot, retryInMs: delay },
+          'replication interrupted; reconnecting',
+        );
+        context.observer.retrying?.({
+          step: 'replication',
+          attempt: 0,
+          delayMs: delay,
+          error: error as Error,
+        });
+        await sleep(delay, context.stop).catch(() => undefined);
+        delay = Math.min(delay * 2, MAX_RECONNECT_DELAY_MS);
+      }
+    }
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Makes sure the slot exists and that the rows it will never stream are delivered first: with an exported
+ * snapshot when walbox creates the slot, or from the table (already processed rows are skipped) when a slot
+ * exists whose catch-up walbox has no record of. Returns the slot's confirmed position.
+ */
+async function prepareSlot(
+  context: WalRelayContext,
+  pool: pg.Pool,
+  store: OutboxStore,
+  state: WalboxState,
+  retry: RetryContext,
+): Promise<Lsn> {
+  const { config, logger } = context;
+  const deliver = async (records: Parameters<typeof deliverBatch>[0]): Promise<void> => {
+    await deliverBatch(records, { sink: context.sink, store, retry });
+  };
+  const drain = (snapshotName?: string): Promise<number> =>
+    drainPendingRows({
+      databaseUrl: context.databaseUrl,
+      schema: config.schema,
+      table: config.table,
+      batchSize: config.batchSize,
+      snapshotName,
+      deliver,
+      shouldStop: () => context.stop.aborted,
+    });
+  let slot = await readSlot(pool, config.slot);
+  if (slot === undefined) {
+    logger.warn(
+      { slot: config.slot, database: describeDatabase(context.databaseUrl) },
+      'replication slot missing: creating it',
+    );
+    let drained = 0;
+    const consistentPoint = await createSlotWithSnapshot(
+      context.databaseUrl,
+      config.slot,
+      async (snapshotName) => {
+        await state.recordSlot(0n);
+        drained = await drain(snapshotName);
+      },
+    );
+    if (context.stop.aborted) return consistentPoint;
+    await state.markCaughtUp();
+    logger.info(
+      { slot: config.slot, lsn: formatLsn(consistentPoint), rows: drained },
+      'slot created; pending rows caught up',
+    );
+    slot = await readSlot(pool, config.slot);
+    if (slot === undefined)
+      throw new WalboxError('SLOT_UNAVAILABLE', `replication slot ${config.slot} vanished after creation`, {
+        retriable: true,
+      });
+    return slot.confirmedFlushLsn;
+  }
+  const recorded = await state.read();
+  if (recorded?.caughtUp !== true) {
+    logger.warn(
+      { slot: config.slot },
+      'slot found without a completed catch-up: delivering pending rows from the table first',
+    );
+    if (recorded === undefined) await state.recordSlot(slot.confirmedFlushLsn);
+    const drained = await drain();
+    if (context.stop.aborted) return slot.confirmedFlushLsn;
+    await state.markCaughtUp();
+    logger.info({ slot: config.slot, rows: drained }, 'pending rows caught up');
+  }
+  return slot.confirmedFlushLsn;
+}
+
+/** Records the confirmed position in walbox_state now and then (slot-loss detection), never blocking the stream. */
+function withStateUpdates(observer: RelayObserver, state: WalboxState, logger: Logger): RelayObserver {
+  let lastWrite = 0;
+  return {
+    ...observer,
+    confirmed: (lsn) => {
+      observer.confirmed?.(lsn);
+      if (Date.now() - lastWrite < 5_000) return;
+      lastWrite = Date.now();
+      state
+        .recordConfirmed(lsn)
+        .catch((error: unknown) => logger.debug({ err: error }, 'could not record the confirmed position'));
+    },
+  };
+}
+
+/** After the final status update, wait (briefly) until the server shows it, so a restart replays nothing. */
+async function waitForSlotConfirmed(pool: pg.Pool, slot: string, lsn: Lsn): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    const current = await readSlot(pool, slot).catch(() => undefined);
+    if (current === undefined || (current.confirmedFlushLsn >= lsn && !current.active)) return;
+    await sleep(50);
+  }
+}
+
+/** A function, not a property read, so that the linter does not narrow it across awaits. */
+function isStopping(context: WalRelayContext): boolean {
+  return context.stop.aborted;
+}
+
+function isRetriableStreamError(error: unknown): boolean {
+  if (error instanceof WalboxError) return error.retriable;
+  const code = errorCodeOf(error);
+  if (code === SQLSTATE.OBJECT_IN_USE) return true;
+  return (
+    isTransientConnectionError(error) ||
+    (error instanceof Error && /replication stream ended/.test(error.message))
+  );
+}

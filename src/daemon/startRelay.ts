@@ -1,0 +1,68 @@
+import type { RelayConfig } from '../config/relayConfig.js';
+import { describeDatabase } from '../db/describeDatabase.js';
+import { ConfigError, WalboxError } from '../errors.js';
+import type { Logger } from '../observability/createLogger.js';
+import { KafkaSink } from '../sink/kafka/kafkaSink.js';
+import { handleSignals } from './handleSignals.js';
+import { runWalRelay } from './runWalRelay.js';
+
+/**
+ * The composition root: config → sink → source → relay, plus signals. Resolves when the relay stopped
+ * gracefully (everything in flight delivered and confirmed); rejects otherwise.
+ */
+export async function startRelay(config: RelayConfig, logger: Logger): Promise<void> {
+  if (config.mode !== 'wal') throw new ConfigError(`--mode=${config.mode} is not available yet`);
+  const databaseUrl = config.databaseUrl ?? '';
+  logger.info(
+    {
+      mode: config.mode,
+      database: describeDatabase(databaseUrl),
+      kafka: config.kafkaBrokers.join(','),
+      schema: config.schema,
+      table: config.table,
+      slot: config.slot,
+      publication: config.publication,
+      topic: config.topic ?? config.topicTemplate,
+    },
+    'walbox starting',
+  );
+  const signals = handleSignals(config.shutdownTimeoutMs, (signal) =>
+    logger.info({ signal }, 'stopping: draining in-flight events (a second signal exits at once)'),
+  );
+  let sink: KafkaSink | undefined;
+  try {
+    sink = await KafkaSink.connect({
+      brokers: config.kafkaBrokers,
+      topics: config.topic === undefined ? { template: config.topicTemplate } : { topic: config.topic },
+      compression: config.compression,
+      createTopics: config.createTopics,
+      topicPartitions: config.topicPartitions,
+      topicReplicationFactor: config.topicReplicationFactor,
+      dlqTopic: config.dlqTopic,
+      startupTimeoutMs: config.startupTimeoutMs,
+      logger,
+    });
+    await runWalRelay({
+      config,
+      databaseUrl,
+      sink,
+      logger,
+      observer: {},
+      stop: signals.stop,
+      giveUp: signals.giveUp,
+    });
+  } catch (error) {
+    if (signals.giveUp.aborted && error === signals.giveUp.reason) throw error;
+    if (error instanceof WalboxError) throw error;
+    throw new WalboxError(
+      'INTERNAL',
+      `relay failed: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        cause: error,
+      },
+    );
+  } finally {
+    signals.dispose();
+    await sink?.close();
+  }
+}

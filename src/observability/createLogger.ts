@@ -1,0 +1,49 @@
+import pino, { type Logger } from 'pino';
+
+import type { LogLevel } from '../config/relayConfig.js';
+
+export type { Logger } from 'pino';
+
+/** Censors a URL's password but keeps the rest readable; anything else secret becomes [Redacted]. */
+function censor(value: unknown, path: string[]): string {
+  const key = String(path.at(-1)).toLowerCase();
+  if (typeof value === 'string' && key.includes('url')) {
+    try {
+      const url = new URL(value);
+      if (url.password !== '') url.password = '***';
+      return url.toString();
+    } catch {
+      return '[Redacted]';
+    }
+  }
+  return '[Redacted]';
+}
+
+/**
+ * The root logger: pino JSON on stdout. Secrets are redacted by key (pino never looks inside strings, so no
+ * code path may put a URL or a password into a message text).
+ */
+export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'walbox' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: {
+        paths: [
+          'databaseUrl',
+          'config.databaseUrl',
+          'password',
+          '*.password',
+          'sasl',
+          '*.sasl',
+          'connectionString',
+          '*.connectionString',
+        ],
+        censor,
+      },
+    },
+    destination,
+  );
+}

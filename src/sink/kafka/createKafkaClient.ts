@@ -1,0 +1,34 @@
+import { Kafka, logLevel, type logCreator } from 'kafkajs';
+
+import type { RelayLogger } from '../../core/ports.js';
+
+export interface KafkaClientOptions {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  readonly logger: RelayLogger;
+}
+
+/**
+ * kafkajs's own retries stay short: our relay loop retries forever with its own backoff and logs each failure,
+ * so an outage shows up in our logs and readiness instead of hiding inside one endless send().
+ */
+export function createKafkaClient(options: KafkaClientOptions): Kafka {
+  const bridge: logCreator =
+    () =>
+    ({ namespace, level, log }) => {
+      const { message, ...fields } = log;
+      const entry = { component: 'kafkajs', namespace, ...fields };
+      if (level === logLevel.ERROR) options.logger.warn(entry, message);
+      else if (level === logLevel.WARN) options.logger.warn(entry, message);
+      else options.logger.debug(entry, message);
+    };
+  return new Kafka({
+    clientId: options.clientId,
+    brokers: [...options.brokers],
+    connectionTimeout: 3_000,
+    requestTimeout: 30_000,
+    retry: { retries: 3, initialRetryTime: 300, maxRetryTime: 3_000 },
+    logLevel: logLevel.WARN,
+    logCreator: bridge,
+  });
+}

@@ -1,0 +1,94 @@
+import pg from 'pg';
+
+import { parseLsn, type Lsn } from '../../core/lsn.js';
+import { PreconditionError } from '../../errors.js';
+
+export interface SlotState {
+  readonly confirmedFlushLsn: Lsn;
+  readonly active: boolean;
+  readonly activePid: number | null;
+  readonly walStatus: string | null;
+}
+
+interface SlotRow {
+  plugin: string | null;
+  slot_type: string;
+  database: string | null;
+  current_db: string;
+  confirmed_flush_lsn: string | null;
+  active: boolean;
+  active_pid: number | null;
+  wal_status: string | null;
+}
+
+/** The slot as pg_replication_slots shows it, or undefined when it does not exist. */
+export async function readSlot(db: pg.ClientBase | pg.Pool, slot: string): Promise<SlotState | undefined> {
+  const { rows } = await db.query<SlotRow>(
+    `SELECT plugin, slot_type, database, current_database() AS current_db, confirmed_flush_lsn::text,
+            active, active_pid, wal_status
+       FROM pg_replication_slots WHERE slot_name = $1`,
+    [slot],
+  );
+  const row = rows[0];
+  if (row === undefined) return undefined;
+  if (row.slot_type !== 'logical' || row.plugin !== 'pgoutput') {
+    throw new PreconditionError(
+      `replication slot ${slot} is a ${row.slot_type} slot with plugin ${row.plugin ?? 'none'}, not a logical ` +
+        'pgoutput slot: choose another --slot',
+    );
+  }
+  if (row.database !== row.current_db) {
+    throw new PreconditionError(
+      `replication slot ${slot} belongs to database ${row.database ?? '?'}, not ${row.current_db}: choose another --slot`,
+    );
+  }
+  if (row.wal_status === 'lost' || row.confirmed_flush_lsn === null) {
+    throw new PreconditionError(
+      `replication slot ${slot} is invalidated (wal_status=${row.wal_status ?? 'unknown'}): drop it with ` +
+        `SELECT pg_drop_replication_slot('${slot}'); walbox then recreates it and catches up from the table`,
+    );
+  }
+  return {
+    confirmedFlushLsn: parseLsn(row.confirmed_flush_lsn),
+    active: row.active,
+    activePid: row.active_pid,
+    walStatus: row.wal_status,
+  };
+}
+
+/**
+ * Creates the slot on a replication connection, exporting a snapshot, and runs `useSnapshot` while that
+ * snapshot is valid (the connection stays open and idle). The snapshot sees exactly the rows committed before
+ * the slot's consistent point; everything after it will be streamed. Returns the consistent point.
+ */
+export async function createSlotWithSnapshot(
+  databaseUrl: string,
+  slot: string,
+  useSnapshot: (snapshotName: string) => Promise<void>,
+): Promise<Lsn> {
+  const config: pg.ClientConfig & { replication: 'database' } = {
+    connectionString: databaseUrl,
+    application_name: 'walbox slot create',
+    replication: 'database',
+  };
+  const replication = new pg.Client(config);
+  replication.on('error', () => undefined);
+  await replication.connect();
+  try {
+    const version = Number(
+      (await replication.query<{ server_version_num: string }>('SHOW server_version_num')).rows[0]
+        ?.server_version_num,
+    );
+    // PostgreSQL 15 introduced the parenthesised option list; older servers take EXPORT_SNAPSHOT.
+    const options = version >= 150_000 ? "(SNAPSHOT 'export')" : 'EXPORT_SNAPSHOT';
+    const { rows } = await replication.query<{ consistent_point: string; snapshot_name: string }>(
+      `CREATE_REPLICATION_SLOT ${pg.escapeIdentifier(slot)} LOGICAL pgoutput ${options}`,
+    );
+    const created = rows[0];
+    if (created === undefined) throw new Error('CREATE_REPLICATION_SLOT returned no row');
+    await useSnapshot(created.snapshot_name);
+    return parseLsn(created.consistent_point);
+  } finally {
+    await replication.end().catch(() => undefined);
+  }
+}

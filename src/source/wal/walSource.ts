@@ -1,0 +1,198 @@
+import type { Lsn } from '../../core/lsn.js';
+import type { ChangeStream, RelayLogger, StreamItem } from '../../core/ports.js';
+import type { PgoutputMessage } from './pgoutput/pgoutputMessage.js';
+import { ReplicationStream } from './replicationStream.js';
+import { OutboxRelation } from './toOutboxRecord.js';
+
+export interface WalSourceOptions {
+  readonly databaseUrl: string;
+  readonly slot: string;
+  readonly publication: string;
+  readonly schema: string;
+  readonly table: string;
+  /** The slot's confirmed_flush_lsn at start: status updates never report less. */
+  readonly startLsn: Lsn;
+  readonly statusIntervalMs: number;
+  /** Stop reading the socket above this many buffered items or bytes (G6); resume below half. */
+  readonly highWaterItems: number;
+  readonly highWaterBytes: number;
+  readonly logger: RelayLogger;
+}
+
+/**
+ * WAL mode's ChangeStream: decoded pgoutput messages become stream items in one FIFO, data and keepalives in
+ * wire order (so a keepalive is only seen after every data message sent before it). Status updates go out on
+ * our own timer, on every confirm and whenever the server asks, also while the socket is paused.
+ */
+export class WalSource implements ChangeStream {
+  private readonly items: StreamItem[] = [];
+  private head = 0;
+  private bufferedBytes = 0;
+  private paused = false;
+  private receiving = true;
+  private failure: Error | undefined;
+  private waiter: { resolve: () => void } | undefined;
+  private confirmed: Lsn;
+  private readonly relations = new Map<number, OutboxRelation | null>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly stream: ReplicationStream;
+
+  private constructor(private readonly options: WalSourceOptions) {
+    this.confirmed = options.startLsn;
+    this.stream = new ReplicationStream({
+      databaseUrl: options.databaseUrl,
+      slot: options.slot,
+      publication: options.publication,
+      applicationName: 'walbox',
+    });
+  }
+
+  /** Connects and starts streaming from the slot's confirmed position. */
+  static async start(options: WalSourceOptions): Promise<WalSource> {
+    const source = new WalSource(options);
+    await source.stream.start({
+      onMessage: (message) => source.receive(message),
+      onKeepalive: (walEnd, replyRequested) => source.receiveKeepalive(walEnd, replyRequested),
+      onClose: (error) => source.fail(error ?? new Error('the replication stream ended')),
+    });
+    source.timer = setInterval(() => source.sendStatus(), options.statusIntervalMs);
+    source.timer.unref();
+    return source;
+  }
+
+  async next(): Promise<StreamItem | undefined> {
+    for (;;) {
+      if (this.failure !== undefined && this.receiving) throw this.failure;
+      const item = this.items[this.head];
+      if (item !== undefined) {
+        this.items[this.head] = undefined as unknown as StreamItem;
+        this.head++;
+        if (this.head > 4_096 && this.head * 2 > this.items.length) {
+          this.items.splice(0, this.head);
+          this.head = 0;
+        }
+        if (item.kind === 'record') this.bufferedBytes -= item.record.payload.length;
+        this.resumeIfDrained();
+        return item;
+      }
+      if (!this.receiving) return undefined;
+      await new Promise<void>((resolve) => (this.waiter = { resolve }));
+    }
+  }
+
+  buffered(): number {
+    return this.items.length - this.head;
+  }
+
+  confirm(lsn: Lsn): void {
+    if (lsn <= this.confirmed) return;
+    this.confirmed = lsn;
+    this.sendStatus();
+  }
+
+  async stopReceiving(): Promise<void> {
+    this.receiving = false;
+    this.stream.pause();
+    this.wake();
+    return Promise.resolve();
+  }
+
+  /** Sends the final status update and closes the connection. */
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.sendStatus();
+    await this.stream.stop();
+  }
+
+  confirmedLsn(): Lsn {
+    return this.confirmed;
+  }
+
+  private sendStatus(replyRequested = false): void {
+    this.stream.sendStatus(this.confirmed, replyRequested);
+  }
+
+  private receive(message: PgoutputMessage): void {
+    switch (message.tag) {
+      case 'begin':
+        this.push({ kind: 'begin' });
+        return;
+      case 'commit':
+        this.push({ kind: 'commit', endLsn: message.endLsn });
+        return;
+      case 'relation':
+        this.relations.set(message.relationId, this.toOutboxRelation(message));
+        return;
+      case 'insert': {
+        const relation = this.relations.get(message.relationId);
+        if (relation === undefined) {
+          this.fail(new Error(`INSERT for relation ${message.relationId} before its Relation message`));
+        } else if (relation !== null) {
+          this.push({ kind: 'record', record: relation.toRecord(message.tuple) });
+        }
+        return;
+      }
+      default:
+        // Updates, deletes, truncates, types, origins and messages carry no outbox events.
+        return;
+    }
+  }
+
+  private toOutboxRelation(message: Extract<PgoutputMessage, { tag: 'relation' }>): OutboxRelation | null {
+    if (message.schema !== this.options.schema || message.name !== this.options.table) return null;
+    try {
+      return new OutboxRelation(message);
+    } catch (error) {
+      this.fail(error as Error);
+      return null;
+    }
+  }
+
+  private receiveKeepalive(walEnd: Lsn, replyRequested: boolean): void {
+    this.push({ kind: 'keepalive', walEnd });
+    // Answer at once with what is durably delivered, so wal_sender_timeout never fires.
+    if (replyRequested) this.sendStatus();
+  }
+
+  private push(item: StreamItem): void {
+    // Items arriving after stopReceiving() are dropped: they come again from the slot on the next start.
+    if (!this.receiving || this.failure !== undefined) return;
+    this.items.push(item);
+    if (item.kind === 'record') this.bufferedBytes += item.record.payload.length;
+    if (
+      !this.paused &&
+      (this.buffered() >= this.options.highWaterItems || this.bufferedBytes >= this.options.highWaterBytes)
+    ) {
+      this.paused = true;
+      this.stream.pause();
+      this.options.logger.debug(
+        { buffered: this.buffered(), bytes: this.bufferedBytes },
+        'replication paused',
+      );
+    }
+    this.wake();
+  }
+
+  private resumeIfDrained(): void {
+    if (
+      this.paused &&
+      this.receiving &&
+      this.buffered() <= this.options.highWaterItems / 2 &&
+      this.bufferedBytes <= this.options.highWaterBytes / 2
+    ) {
+      this.paused = false;
+      this.stream.resume();
+    }
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    this.wake();
+  }
+
+  private wake(): void {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.resolve();
+  }
+}
