@@ -36,7 +36,7 @@ export async function deliverBatch(
     await retryUntilDone('mark rows dead-lettered', () => store.markDeadLettered(rejected), retry);
   }
   const rejectedIds = new Set(rejected.map((r) => r.record.id));
-  const published = toSend.filter((r) => !rejectedIds.has(r.id)).map((r) => r.id);
+  const published = toSend.filter((r) => !rejectedIds.has(r.id));
   if (published.length > 0) {
     await retryUntilDone('mark rows processed', () => store.markProcessed(published), retry);
   }

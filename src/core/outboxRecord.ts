@@ -13,6 +13,11 @@ export interface OutboxRecord {
   /** ISO 8601 UTC with microseconds. */
   readonly createdAt: string;
   readonly seq: string;
+  /**
+   * WAL mode: the writing transaction's id. Its commit can reach us a moment before it is visible to other
+   * sessions, so marking the row waits for the transaction to become visible.
+   */
+  readonly xid?: number;
   /** WAL mode: LSN of the change (for logs only: not monotonic across transactions). */
   readonly lsn?: Lsn;
 }

@@ -41,7 +41,7 @@ export interface Sink {
 export interface OutboxStore {
   /** Ids among `ids` whose rows are already processed or dead-lettered (replays are skipped). */
   findFinished(ids: readonly string[]): Promise<ReadonlySet<string>>;
-  markProcessed(ids: readonly string[]): Promise<void>;
+  markProcessed(records: readonly OutboxRecord[]): Promise<void>;
   markDeadLettered(rejected: readonly RejectedRecord[]): Promise<void>;
 }
 

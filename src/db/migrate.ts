@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { MigrationError, PreconditionError, toError } from '../errors.js';
 import { deriveOutboxNames, type OutboxNames } from '../outbox/outboxNames.js';
 import { findSqlDir } from './findSqlDir.js';
+import { explainPublicationProblem, readPublication } from './readPublication.js';
 import { quoteIdentifier, quoteQualified } from './quoteIdentifier.js';
 import { SQLSTATE, errorCodeOf } from './sqlState.js';
 
@@ -172,35 +173,16 @@ async function ensurePublication(
   names: OutboxNames,
   options: MigrateOptions,
 ): Promise<'created' | 'unchanged'> {
-  const { rows } = await client.query<{ pubinsert: boolean; has_table: boolean }>(
-    `SELECT p.pubinsert,
-            p.puballtables OR EXISTS (SELECT 1 FROM pg_publication_tables t
-                                       WHERE t.pubname = p.pubname AND t.schemaname = $2 AND t.tablename = $3)
-              AS has_table
-       FROM pg_publication p
-      WHERE p.pubname = $1`,
-    [options.publication, names.schema, names.table],
-  );
   const table = quoteQualified(names.schema, names.table);
   const publication = quoteIdentifier(options.publication);
-  const existing = rows[0];
+  const existing = await readPublication(client, options.publication, names.schema, names.table);
   if (existing === undefined) {
     await client.query(`CREATE PUBLICATION ${publication} FOR TABLE ${table} WITH (publish = 'insert')`);
     return 'created';
   }
   // An existing publication may be shared with other tables or tools: report instead of changing it.
-  if (!existing.has_table) {
-    throw new PreconditionError(
-      `publication ${publication} exists but does not include ${table}: run ALTER PUBLICATION ${publication} ` +
-        `ADD TABLE ${table}; or choose another --publication`,
-    );
-  }
-  if (!existing.pubinsert) {
-    throw new PreconditionError(
-      `publication ${publication} does not publish inserts: run ALTER PUBLICATION ${publication} ` +
-        `SET (publish = 'insert'); or choose another --publication`,
-    );
-  }
+  const problem = explainPublicationProblem(existing, publication, table);
+  if (problem !== undefined) throw new PreconditionError(problem);
   return 'unchanged';
 }
 

@@ -15,9 +15,11 @@ export interface OutboxRow {
 /**
  * The select list that returns an OutboxRow: jsonb as its text (never parsed, SPEC §Kafka message) and
  * created_at as text, converted to ISO 8601 with microseconds by toIsoTimestamp (the same path as WAL mode).
+ * The table is aliased `o`: refer to `o.seq` in WHERE and ORDER BY, since a bare `seq` in ORDER BY would sort
+ * by the text output column.
  */
 export function selectOutboxRow(schema: string, table: string): string {
-  return `SELECT id::text AS id, aggregate_type, aggregate_id, event_type, payload::text AS payload,
-                 headers::text AS headers, created_at::text AS created_at, seq::text AS seq
-            FROM ${quoteQualified(schema, table)}`;
+  return `SELECT o.id::text AS id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload::text AS payload,
+                 o.headers::text AS headers, o.created_at::text AS created_at, o.seq::text AS seq
+            FROM ${quoteQualified(schema, table)} AS o`;
 }

@@ -35,8 +35,8 @@ export async function drainPendingRows(options: DrainPendingRowsOptions): Promis
       await client.query(`SET TRANSACTION SNAPSHOT ${pg.escapeLiteral(options.snapshotName)}`);
     }
     const query = `${selectOutboxRow(options.schema, options.table)}
-                    WHERE processed_at IS NULL AND dead_lettered_at IS NULL AND seq > $1
-                    ORDER BY seq LIMIT $2`;
+                    WHERE o.processed_at IS NULL AND o.dead_lettered_at IS NULL AND o.seq > $1
+                    ORDER BY o.seq LIMIT $2`;
     let after = '0';
     while (!options.shouldStop()) {
       const { rows } = await client.query<OutboxRow>(query, [after, options.batchSize]);

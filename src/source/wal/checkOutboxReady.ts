@@ -2,21 +2,8 @@ import type pg from 'pg';
 
 import { PreconditionError } from '../../errors.js';
 import { quoteIdentifier, quoteQualified } from '../../db/quoteIdentifier.js';
-
-const REQUIRED_COLUMNS = [
-  'id',
-  'aggregate_type',
-  'aggregate_id',
-  'event_type',
-  'payload',
-  'headers',
-  'created_at',
-  'processed_at',
-  'dead_lettered_at',
-  'last_error',
-  'attempts',
-  'seq',
-];
+import { explainPublicationProblem, readPublication } from '../../db/readPublication.js';
+import { REQUIRED_COLUMNS } from '../../outbox/outboxColumns.js';
 
 /**
  * The minimum WAL mode needs before it touches a slot: wal_level=logical, the migrated table, the state table
@@ -58,28 +45,12 @@ export async function checkOutboxReady(
     );
   }
   const publication = quoteIdentifier(names.publication);
-  const { rows: publications } = await db.query<{ pubinsert: boolean; has_table: boolean }>(
-    `SELECT p.pubinsert,
-            p.puballtables OR EXISTS (SELECT 1 FROM pg_publication_tables t
-                                       WHERE t.pubname = p.pubname AND t.schemaname = $2 AND t.tablename = $3)
-              AS has_table
-       FROM pg_publication p WHERE p.pubname = $1`,
-    [names.publication, names.schema, names.table],
-  );
-  const found = publications[0];
+  const found = await readPublication(db, names.publication, names.schema, names.table);
   if (found === undefined) {
     throw new PreconditionError(
       `publication ${publication} does not exist: run walbox migrate (or pass --publication)`,
     );
   }
-  if (!found.has_table) {
-    throw new PreconditionError(
-      `publication ${publication} does not include ${table}: run ALTER PUBLICATION ${publication} ADD TABLE ${table};`,
-    );
-  }
-  if (!found.pubinsert) {
-    throw new PreconditionError(
-      `publication ${publication} does not publish inserts: run ALTER PUBLICATION ${publication} SET (publish = 'insert');`,
-    );
-  }
+  const problem = explainPublicationProblem(found, publication, table);
+  if (problem !== undefined) throw new PreconditionError(problem);
 }

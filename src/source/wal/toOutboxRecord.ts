@@ -1,19 +1,10 @@
 import type { OutboxRecord } from '../../core/outboxRecord.js';
 import { toIsoTimestamp } from '../../core/formatPgTimestamp.js';
+import { DELIVERED_COLUMNS } from '../../outbox/outboxColumns.js';
 import { DecodeError } from './pgoutput/decodeError.js';
 import type { PgoutputMessage, TupleValue } from './pgoutput/pgoutputMessage.js';
 
 type Relation = Extract<PgoutputMessage, { tag: 'relation' }>;
-
-const REQUIRED_COLUMNS = [
-  'id',
-  'aggregate_type',
-  'aggregate_id',
-  'event_type',
-  'payload',
-  'created_at',
-  'seq',
-];
 
 /** Column positions of one Relation message, checked once per Relation (columns can change while streaming). */
 export class OutboxRelation {
@@ -21,7 +12,7 @@ export class OutboxRelation {
 
   constructor(readonly relation: Relation) {
     this.positions = new Map(relation.columns.map((c, i) => [c.name, i]));
-    const missing = REQUIRED_COLUMNS.filter((c) => !this.positions.has(c));
+    const missing = DELIVERED_COLUMNS.filter((c) => !this.positions.has(c));
     if (missing.length > 0) {
       throw new DecodeError(
         `outbox table ${relation.schema}.${relation.name} has no column ${missing.join(', ')}: run walbox migrate`,
@@ -30,7 +21,7 @@ export class OutboxRelation {
   }
 
   /** The record of one INSERT; every value stays the text PostgreSQL sent. */
-  toRecord(tuple: readonly TupleValue[]): OutboxRecord {
+  toRecord(tuple: readonly TupleValue[], xid: number): OutboxRecord {
     const headers = this.optionalText(tuple, 'headers');
     return {
       id: this.text(tuple, 'id'),
@@ -41,6 +32,7 @@ export class OutboxRelation {
       headers: headers ?? null,
       createdAt: toIsoTimestamp(this.text(tuple, 'created_at')),
       seq: this.text(tuple, 'seq'),
+      xid,
     };
   }
 

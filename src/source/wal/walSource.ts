@@ -34,6 +34,7 @@ export class WalSource implements ChangeStream {
   private waiter: { resolve: () => void } | undefined;
   private confirmed: Lsn;
   private readonly relations = new Map<number, OutboxRelation | null>();
+  private xid = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly stream: ReplicationStream;
 
@@ -115,6 +116,7 @@ export class WalSource implements ChangeStream {
   private receive(message: PgoutputMessage): void {
     switch (message.tag) {
       case 'begin':
+        this.xid = message.xid;
         this.push({ kind: 'begin' });
         return;
       case 'commit':
@@ -128,7 +130,7 @@ export class WalSource implements ChangeStream {
         if (relation === undefined) {
           this.fail(new Error(`INSERT for relation ${message.relationId} before its Relation message`));
         } else if (relation !== null) {
-          this.push({ kind: 'record', record: relation.toRecord(message.tuple) });
+          this.push({ kind: 'record', record: relation.toRecord(message.tuple, this.xid) });
         }
         return;
       }

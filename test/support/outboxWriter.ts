@@ -1,0 +1,110 @@
+import pg from 'pg';
+
+import { enqueue } from '../../src/outbox/enqueue.js';
+import { requireDatabaseUrl } from './testEnv.js';
+
+export interface WrittenEvent {
+  readonly id: string;
+  readonly aggregateId: string;
+  /** The aggregate's version: committed events of one aggregate have strictly increasing versions. */
+  readonly version: number;
+}
+
+export interface WriterLoadOptions {
+  readonly schema: string;
+  readonly table?: string;
+  readonly aggregateType: string;
+  readonly writers: number;
+  readonly events: number;
+  readonly aggregates: number;
+  /** Share of transactions rolled back at the end. */
+  readonly rollbackRatio?: number;
+  /** Called after each commit with the number of committed events so far. */
+  readonly onCommit?: (committed: number) => void;
+}
+
+export interface WriterLoadResult {
+  readonly committed: WrittenEvent[];
+  readonly rolledBack: string[];
+}
+
+/**
+ * Writes outbox events the way services do: each transaction locks its aggregates' rows (in a fixed order, so
+ * writers never deadlock), bumps their versions and enqueues 1–5 events; some transactions roll back. The
+ * payload carries the aggregate's version, so a checker can verify per-aggregate order.
+ */
+export async function writeLoad(options: WriterLoadOptions): Promise<WriterLoadResult> {
+  const aggregates = `${pg.escapeIdentifier(options.schema)}.test_aggregates`;
+  const setup = new pg.Client({ connectionString: requireDatabaseUrl() });
+  await setup.connect();
+  await setup.query(`CREATE TABLE IF NOT EXISTS ${aggregates} (id text PRIMARY KEY, version int NOT NULL)`);
+  await setup.query(
+    `INSERT INTO ${aggregates} SELECT 'agg-' || g, 0 FROM generate_series(1, $1) g ON CONFLICT DO NOTHING`,
+    [options.aggregates],
+  );
+  await setup.end();
+
+  const committed: WrittenEvent[] = [];
+  const rolledBack: string[] = [];
+  let remaining = options.events;
+  const writer = async (): Promise<void> => {
+    const client = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await client.connect();
+    try {
+      while (remaining > 0) {
+        const count = Math.min(remaining, 1 + Math.floor(Math.random() * 5));
+        remaining -= count;
+        const rollback = Math.random() < (options.rollbackRatio ?? 0.1);
+        const chosen = [
+          ...new Set(
+            Array.from(
+              { length: Math.min(count, 3) },
+              () => 1 + Math.floor(Math.random() * options.aggregates),
+            ),
+          ),
+        ]
+          .sort((a, b) => a - b)
+          .map((n) => `agg-${n}`);
+        const events: WrittenEvent[] = [];
+        await client.query('BEGIN');
+        try {
+          for (let i = 0; i < count; i++) {
+            const aggregateId = chosen[i % chosen.length] ?? 'agg-1';
+            const { rows } = await client.query<{ version: number }>(
+              `UPDATE ${aggregates} SET version = version + 1 WHERE id = $1 RETURNING version`,
+              [aggregateId],
+            );
+            const version = rows[0]?.version ?? -1;
+            const { id } = await enqueue(
+              client,
+              {
+                aggregateType: options.aggregateType,
+                aggregateId,
+                eventType: 'test.event',
+                payloadJson: `{"aggregate": "${aggregateId}", "version": ${version}}`,
+              },
+              { schema: options.schema, table: options.table ?? 'outbox_events' },
+            );
+            events.push({ id, aggregateId, version });
+          }
+          if (rollback) {
+            await client.query('ROLLBACK');
+            rolledBack.push(...events.map((e) => e.id));
+            remaining += count;
+          } else {
+            await client.query('COMMIT');
+            committed.push(...events);
+            options.onCommit?.(committed.length);
+          }
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
+      }
+    } finally {
+      await client.end();
+    }
+  };
+  await Promise.all(Array.from({ length: options.writers }, writer));
+  return { committed, rolledBack };
+}

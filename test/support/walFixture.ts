@@ -1,0 +1,123 @@
+import { Kafka, logLevel } from 'kafkajs';
+import type pg from 'pg';
+
+import { migrate } from '../../src/db/migrate.js';
+import { dropSchema, withClient } from './testDatabase.js';
+import { requireDatabaseUrl, requireKafkaBrokers, uniqueName } from './testEnv.js';
+
+export interface WalFixture {
+  readonly schema: string;
+  readonly publication: string;
+  readonly slot: string;
+  readonly topicPrefix: string;
+  readonly databaseUrl: string;
+  readonly brokers: string;
+  /** The topic events of `aggregateType` go to. */
+  topicFor(aggregateType: string): string;
+  /** Flags for `walbox run` against this fixture. */
+  relayArgs(...extra: string[]): string[];
+  createTopic(
+    topic: string,
+    options?: { partitions?: number; config?: Record<string, string> },
+  ): Promise<void>;
+  /** Bytes of WAL the slot has not confirmed yet. */
+  slotLagBytes(): Promise<number>;
+  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
+  cleanUp(): Promise<void>;
+}
+
+/** A migrated outbox in its own schema, with its own publication, slot name and topic prefix. */
+export async function createWalFixture(): Promise<WalFixture> {
+  const schema = uniqueName('wal');
+  const publication = uniqueName('pub');
+  const slot = uniqueName('slot');
+  const topicPrefix = uniqueName('wt');
+  const databaseUrl = requireDatabaseUrl();
+  const brokers = requireKafkaBrokers();
+  await withClient((client) => migrate(client, { schema, table: 'outbox_events', publication }));
+  const kafka = new Kafka({ clientId: 'walbox-test-fixture', brokers, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const topics: string[] = [];
+  return {
+    schema,
+    publication,
+    slot,
+    topicPrefix,
+    databaseUrl,
+    brokers: brokers.join(','),
+    topicFor: (aggregateType) => `${topicPrefix}.${aggregateType}`,
+    relayArgs: (...extra) => [
+      '--database-url',
+      databaseUrl,
+      '--kafka-brokers',
+      brokers.join(','),
+      '--schema',
+      schema,
+      '--publication',
+      publication,
+      '--slot',
+      slot,
+      '--topic-template',
+      `${topicPrefix}.{aggregate_type}`,
+      '--metrics-port',
+      '0',
+      '--status-interval',
+      '1s',
+      '--retry-backoff-initial',
+      '200ms',
+      ...extra,
+    ],
+    async createTopic(topic, options = {}) {
+      topics.push(topic);
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [
+          {
+            topic,
+            numPartitions: options.partitions ?? 3,
+            replicationFactor: 1,
+            configEntries: Object.entries(options.config ?? {}).map(([name, value]) => ({ name, value })),
+          },
+        ],
+      });
+    },
+    async slotLagBytes() {
+      const rows = await withClient(async (client) => {
+        const result = await client.query<{ lag: string | null }>(
+          `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text AS lag
+             FROM pg_replication_slots WHERE slot_name = $1`,
+          [slot],
+        );
+        return result.rows;
+      });
+      return Number(rows[0]?.lag ?? Number.NaN);
+    },
+    query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+      withClient(async (client) => (await client.query<R>(text, values)).rows),
+    async cleanUp() {
+      await withClient((client) =>
+        client.query(
+          `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL`,
+          [slot],
+        ),
+      );
+      await withClient(async (client) => {
+        for (let attempt = 0; attempt < 50; attempt++) {
+          try {
+            await client.query(
+              'SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1',
+              [slot],
+            );
+            return;
+          } catch {
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        }
+      });
+      await dropSchema(schema, publication);
+      if (topics.length > 0) await admin.deleteTopics({ topics }).catch(() => undefined);
+      await admin.disconnect();
+    },
+  };
+}

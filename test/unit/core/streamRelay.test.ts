@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import type { Lsn } from '../../../src/core/lsn.js';
+import type { OutboxRecord, RejectedRecord } from '../../../src/core/outboxRecord.js';
+import type { ChangeStream, OutboxStore, PublishResult, Sink, StreamItem } from '../../../src/core/ports.js';
+import { StreamRelay } from '../../../src/core/streamRelay.js';
+
+// Fakes of the ports: this tests the relay's ordering and confirmation logic only; the real parts are tested
+// against PostgreSQL and Kafka in the integration suites.
+class ScriptedStream implements ChangeStream {
+  readonly confirmed: Lsn[] = [];
+  constructor(private readonly items: StreamItem[]) {}
+  next(): Promise<StreamItem | undefined> {
+    return Promise.resolve(this.items.shift());
+  }
+  buffered(): number {
+    return this.items.length;
+  }
+  confirm(lsn: Lsn): void {
+    this.confirmed.push(lsn);
+  }
+  stopReceiving(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+class RecordingSink implements Sink {
+  readonly sent: string[][] = [];
+  failures = 0;
+  constructor(private readonly reject: (r: OutboxRecord) => string | undefined = () => undefined) {}
+  publish(records: readonly OutboxRecord[]): Promise<PublishResult> {
+    if (this.failures > 0) {
+      this.failures--;
+      return Promise.reject(Object.assign(new Error('broker down'), { retriable: true }));
+    }
+    this.sent.push(records.map((r) => r.id));
+    const rejected: RejectedRecord[] = [];
+    for (const record of records) {
+      const reason = this.reject(record);
+      if (reason !== undefined) rejected.push({ record, reason });
+    }
+    return Promise.resolve({ rejected });
+  }
+  publishDeadLetters(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+class MemoryStore implements OutboxStore {
+  readonly processed = new Set<string>();
+  readonly dead = new Set<string>();
+  findFinished(ids: readonly string[]): Promise<ReadonlySet<string>> {
+    return Promise.resolve(new Set(ids.filter((id) => this.processed.has(id) || this.dead.has(id))));
+  }
+  markProcessed(records: readonly OutboxRecord[]): Promise<void> {
+    for (const r of records) this.processed.add(r.id);
+    return Promise.resolve();
+  }
+  markDeadLettered(rejected: readonly RejectedRecord[]): Promise<void> {
+    for (const r of rejected) this.dead.add(r.record.id);
+    return Promise.resolve();
+  }
+}
+
+const quietLogger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
+function record(id: string): StreamItem {
+  return {
+    kind: 'record',
+    record: {
+      id,
+      aggregateType: 'a',
+      aggregateId: 'x',
+      eventType: 'e',
+      payload: '{}',
+      headers: null,
+      createdAt: '',
+      seq: '1',
+    },
+  };
+}
+
+function run(stream: ScriptedStream, sink: Sink, store: OutboxStore, batchSize = 10): Promise<void> {
+  const relay = new StreamRelay(
+    { stream, sink, store, logger: quietLogger, sleep: () => Promise.resolve() },
+    { batchSize, retry: { initialDelayMs: 1, maxDelayMs: 1 }, startLsn: 5n },
+  );
+  return relay.run(new AbortController().signal);
+}
+
+describe('StreamRelay', () => {
+  it('publishes in stream order and confirms commit end LSNs after delivery', async () => {
+    const stream = new ScriptedStream([
+      { kind: 'begin' },
+      record('a'),
+      record('b'),
+      { kind: 'commit', endLsn: 10n },
+      { kind: 'begin' },
+      record('c'),
+      { kind: 'commit', endLsn: 20n },
+    ]);
+    const sink = new RecordingSink();
+    const store = new MemoryStore();
+    await run(stream, sink, store, 2);
+    assert.deepEqual(sink.sent.flat(), ['a', 'b', 'c']);
+    assert.deepEqual(stream.confirmed, [10n, 20n]);
+    assert.deepEqual([...store.processed], ['a', 'b', 'c']);
+  });
+
+  it('skips events whose rows are already processed (replays) but still confirms them', async () => {
+    const stream = new ScriptedStream([
+      { kind: 'begin' },
+      record('a'),
+      record('b'),
+      { kind: 'commit', endLsn: 10n },
+    ]);
+    const sink = new RecordingSink();
+    const store = new MemoryStore();
+    store.processed.add('a');
+    await run(stream, sink, store);
+    assert.deepEqual(sink.sent, [['b']]);
+    assert.deepEqual(stream.confirmed, [10n]);
+  });
+
+  it('retries a batch that failed with a retriable error, in order, and confirms only afterwards', async () => {
+    const stream = new ScriptedStream([{ kind: 'begin' }, record('a'), { kind: 'commit', endLsn: 10n }]);
+    const sink = new RecordingSink();
+    sink.failures = 3;
+    await run(stream, sink, new MemoryStore());
+    assert.deepEqual(sink.sent, [['a']]);
+    assert.deepEqual(stream.confirmed, [10n]);
+  });
+
+  it('dead-letters rejected events and moves on', async () => {
+    const stream = new ScriptedStream([
+      { kind: 'begin' },
+      record('ok'),
+      record('huge'),
+      { kind: 'commit', endLsn: 10n },
+    ]);
+    const store = new MemoryStore();
+    await run(stream, new RecordingSink((r) => (r.id === 'huge' ? 'too large' : undefined)), store);
+    assert.deepEqual([...store.processed], ['ok']);
+    assert.deepEqual([...store.dead], ['huge']);
+    assert.deepEqual(stream.confirmed, [10n]);
+  });
+
+  it('does not confirm an open transaction, and confirms idle keepalives', async () => {
+    const open = new ScriptedStream([{ kind: 'begin' }, record('a'), { kind: 'keepalive', walEnd: 99n }]);
+    await run(open, new RecordingSink(), new MemoryStore());
+    assert.deepEqual(open.confirmed, []);
+    const idle = new ScriptedStream([{ kind: 'keepalive', walEnd: 99n }]);
+    await run(idle, new RecordingSink(), new MemoryStore());
+    assert.deepEqual(idle.confirmed, [99n]);
+  });
+
+  it('stops on an error that is not retriable, without confirming', async () => {
+    const stream = new ScriptedStream([{ kind: 'begin' }, record('a'), { kind: 'commit', endLsn: 10n }]);
+    const sink: Sink = {
+      publish: () => Promise.reject(new Error('bug')),
+      publishDeadLetters: () => Promise.resolve(),
+    };
+    await assert.rejects(run(stream, sink, new MemoryStore()), /bug/);
+    assert.deepEqual(stream.confirmed, []);
+  });
+});
