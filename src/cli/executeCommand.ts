@@ -3,7 +3,7 @@ import { exitCodeFor } from './exitCodeFor.js';
 
 /**
  * Runs a command body and turns its outcome into an exit code. Errors are reported here, once, as one
- * readable line on stderr (never with a stack unless WALBOX_DEBUG_STACK is set by a developer).
+ * readable line on stderr per problem, without a stack trace.
  */
 export async function executeCommand(name: string, body: () => Promise<unknown>): Promise<void> {
   try {
@@ -11,7 +11,8 @@ export async function executeCommand(name: string, body: () => Promise<unknown>)
     process.exitCode = typeof code === 'number' ? code : 0;
   } catch (thrown) {
     const error = toError(thrown);
-    process.stderr.write(`walbox ${name}: ${error.message}\n`);
+    // One line per problem (preflight reports every failed check).
+    for (const line of error.message.split('\n')) process.stderr.write(`walbox ${name}: ${line}\n`);
     process.exitCode = exitCodeFor(thrown);
   }
 }

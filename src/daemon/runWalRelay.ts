@@ -10,10 +10,9 @@ import { describeDatabase } from '../db/describeDatabase.js';
 import { PgOutboxStore } from '../db/pgOutboxStore.js';
 import { SQLSTATE, errorCodeOf, isTransientConnectionError } from '../db/sqlState.js';
 import { WalboxState } from '../db/walboxState.js';
-import { WalboxError } from '../errors.js';
+import { PreconditionError, WalboxError } from '../errors.js';
 import type { Logger } from '../observability/createLogger.js';
 import { drainPendingRows } from '../source/poll/drainPendingRows.js';
-import { checkOutboxReady } from '../source/wal/checkOutboxReady.js';
 import { createSlotWithSnapshot, readSlot } from '../source/wal/replicationSlot.js';
 import { WalSource } from '../source/wal/walSource.js';
 import { sleep } from './sleep.js';
@@ -26,6 +25,8 @@ export interface WalRelayContext {
   readonly observer: RelayObserver;
   readonly stop: AbortSignal;
   readonly giveUp: AbortSignal;
+  /** Called each time streaming (re)starts. */
+  readonly onStreaming?: () => void;
 }
 
 /** Buffered stream items above which the replication socket is paused (G6). */
@@ -62,7 +63,6 @@ export async function runWalRelay(context: WalRelayContext): Promise<void> {
     signal: context.giveUp,
   };
   try {
-    await checkOutboxReady(pool, config);
     let delay = config.retryBackoffInitialMs;
     while (!context.stop.aborted) {
       let source: WalSource | undefined;
@@ -81,6 +81,8 @@ export async function runWalRelay(context: WalRelayContext): Promise<void> {
           highWaterBytes: HIGH_WATER_BYTES,
           logger,
         });
+        context.observer.recovered?.({ step: 'replication' });
+        context.onStreaming?.();
         const started = source;
         const stopReceiving = (): void => void started.stopReceiving();
         context.stop.addEventListener('abort', stopReceiving, { once: true });
@@ -112,6 +114,13 @@ export async function runWalRelay(context: WalRelayContext): Promise<void> {
       } catch (error) {
         await source?.close().catch(() => undefined);
         if (context.giveUp.aborted) throw context.giveUp.reason;
+        if (isPoolerError(error)) {
+          throw new PreconditionError(
+            'the replication connection was refused as by a connection pooler (PgBouncer): replication needs a ' +
+              'direct connection to PostgreSQL; point --database-url at the server itself',
+            { cause: error },
+          );
+        }
         if (!isRetriableStreamError(error)) throw error;
         logger.warn(
           { err: error, slot: config.slot, retryInMs: delay },
@@ -230,6 +239,10 @@ async function waitForSlotConfirmed(pool: pg.Pool, slot: string, lsn: Lsn): Prom
 /** A function, not a property read, so that the linter does not narrow it across awaits. */
 function isStopping(context: WalRelayContext): boolean {
   return context.stop.aborted;
+}
+
+function isPoolerError(error: unknown): boolean {
+  return error instanceof Error && /unsupported startup parameter|pgbouncer/i.test(error.message);
 }
 
 function isRetriableStreamError(error: unknown): boolean {

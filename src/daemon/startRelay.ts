@@ -1,10 +1,27 @@
 import type { RelayConfig } from '../config/relayConfig.js';
+import { connectDatabase } from '../db/connectDatabase.js';
 import { describeDatabase } from '../db/describeDatabase.js';
+import { assertPreflight, runWalPreflight } from '../source/wal/walPreflight.js';
 import { ConfigError, WalboxError } from '../errors.js';
 import type { Logger } from '../observability/createLogger.js';
 import { KafkaSink } from '../sink/kafka/kafkaSink.js';
+import { Readiness } from '../observability/readiness.js';
 import { handleSignals } from './handleSignals.js';
 import { runWalRelay } from './runWalRelay.js';
+
+/** Fails fast (exit 1) when PostgreSQL is unreachable, and with every failed check (exit 3) before Kafka is touched. */
+async function checkPreflight(config: RelayConfig, databaseUrl: string): Promise<void> {
+  const client = await connectDatabase({
+    databaseUrl,
+    startupTimeoutMs: config.startupTimeoutMs,
+    applicationName: 'walbox',
+  });
+  try {
+    assertPreflight(await runWalPreflight(client, config));
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
 
 /**
  * The composition root: config → sink → source → relay, plus signals. Resolves when the relay stopped
@@ -26,9 +43,11 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
     },
     'walbox starting',
   );
+  await checkPreflight(config, databaseUrl);
   const signals = handleSignals(config.shutdownTimeoutMs, (signal) =>
     logger.info({ signal }, 'stopping: draining in-flight events (a second signal exits at once)'),
   );
+  const readiness = new Readiness(logger);
   let sink: KafkaSink | undefined;
   try {
     sink = await KafkaSink.connect({
@@ -47,9 +66,10 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
       databaseUrl,
       sink,
       logger,
-      observer: {},
+      observer: readiness.observer(),
       stop: signals.stop,
       giveUp: signals.giveUp,
+      onStreaming: () => readiness.markStarted(),
     });
   } catch (error) {
     if (signals.giveUp.aborted && error === signals.giveUp.reason) throw error;

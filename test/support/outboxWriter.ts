@@ -19,6 +19,8 @@ export interface WriterLoadOptions {
   readonly aggregates: number;
   /** Share of transactions rolled back at the end. */
   readonly rollbackRatio?: number;
+  /** Pause between a writer's transactions, to spread the load over time. */
+  readonly pauseMs?: number;
   /** Called after each commit with the number of committed events so far. */
   readonly onCommit?: (committed: number) => void;
 }
@@ -100,6 +102,8 @@ export async function writeLoad(options: WriterLoadOptions): Promise<WriterLoadR
           await client.query('ROLLBACK').catch(() => undefined);
           throw error;
         }
+        if (options.pauseMs !== undefined)
+          await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
       }
     } finally {
       await client.end();

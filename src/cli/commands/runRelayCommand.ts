@@ -1,7 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 
 import { loadConfig } from '../../config/loadConfig.js';
-import { connectDatabase } from '../../db/connectDatabase.js';
 import { startRelay } from '../../daemon/startRelay.js';
 import { createLogger } from '../../observability/createLogger.js';
 import { addConfigOptions, readConfigFlags } from '../configOptions.js';
@@ -18,14 +17,6 @@ export const runRelayCommand: CommandModule = {
         env: process.env,
         required: ['databaseUrl', 'kafkaBrokers'],
       });
-      const logger = createLogger(config.logLevel);
-      // Fail fast (exit 1) when PostgreSQL cannot be reached within --startup-timeout.
-      const probe = await connectDatabase({
-        databaseUrl: config.databaseUrl ?? '',
-        startupTimeoutMs: config.startupTimeoutMs,
-        applicationName: 'walbox',
-      });
-      await probe.end();
-      await startRelay(config, logger);
+      await startRelay(config, createLogger(config.logLevel));
     }),
 };

@@ -1,0 +1,356 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+
+import pg from 'pg';
+
+import { reportDelivery } from '../support/deliveryReport.js';
+import { writeLoad, type WrittenEvent } from '../support/outboxWriter.js';
+import { startRelayProcess, type RelayProcess } from '../support/relayProcess.js';
+import { runCli } from '../support/runCli.js';
+import { startBroker, startExtraPostgres, stopBroker } from '../support/stackControl.js';
+import { withClient } from '../support/testDatabase.js';
+import { uniqueName } from '../support/testEnv.js';
+import { TopicReader } from '../support/topicReader.js';
+import { createWalFixture, type WalFixture } from '../support/walFixture.js';
+import { waitFor } from '../support/waitFor.js';
+
+const STREAMING = /streaming from the replication slot/;
+const BATCH_SIZE = 100;
+
+interface Setup {
+  readonly fixture: WalFixture;
+  readonly relays: RelayProcess[];
+  reader(): Promise<TopicReader>;
+  startRelay(...extra: string[]): RelayProcess;
+}
+
+async function withSetup(body: (setup: Setup) => Promise<void>): Promise<void> {
+  const fixture = await createWalFixture();
+  const relays: RelayProcess[] = [];
+  let reader: TopicReader | undefined;
+  try {
+    await fixture.createTopic(fixture.topicFor('order'));
+    await body({
+      fixture,
+      relays,
+      reader: async () => (reader ??= await TopicReader.start([fixture.topicFor('order')])),
+      startRelay: (...extra) => {
+        const relay = startRelayProcess(fixture.relayArgs('--batch-size', String(BATCH_SIZE), ...extra));
+        relays.push(relay);
+        return relay;
+      },
+    });
+  } catch (error) {
+    for (const [i, relay] of relays.entries())
+      console.error(`relay ${i + 1}:\n${relay.lines.slice(-30).join('\n')}`);
+    throw error;
+  } finally {
+    for (const relay of relays) {
+      relay.child.kill('SIGCONT');
+      await relay.stop('SIGKILL');
+    }
+    await reader?.stop();
+    await fixture.cleanUp();
+  }
+}
+
+async function countProcessed(fixture: WalFixture): Promise<number> {
+  const rows = await fixture.query<{ n: string }>(
+    `SELECT count(*) AS n FROM ${pg.escapeIdentifier(fixture.schema)}.outbox_events WHERE processed_at IS NOT NULL`,
+  );
+  return Number(rows[0]?.n);
+}
+
+async function confirmedFlush(fixture: WalFixture): Promise<string> {
+  const rows = await fixture.query<{ lsn: string }>(
+    'SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1',
+    [fixture.slot],
+  );
+  return rows[0]?.lsn ?? '';
+}
+
+function spreadLoad(
+  fixture: WalFixture,
+  events = 3_000,
+): Promise<{ committed: WrittenEvent[]; rolledBack: string[] }> {
+  return writeLoad({
+    schema: fixture.schema,
+    aggregateType: 'order',
+    writers: 4,
+    events,
+    aggregates: 200,
+    pauseMs: 25,
+  });
+}
+
+async function assertAllDelivered(
+  setup: Setup,
+  committed: readonly WrittenEvent[],
+  maxDuplicates: number,
+): Promise<void> {
+  const topic = await setup.reader();
+  await topic.waitForIds(committed.map((e) => e.id));
+  const report = reportDelivery(committed, topic.messages);
+  assert.deepEqual(
+    { lost: report.lost.length, phantom: report.phantom.length, reordered: report.reordered },
+    { lost: 0, phantom: 0, reordered: [] },
+  );
+  assert.ok(report.duplicates <= maxDuplicates, `${report.duplicates} duplicates (at most ${maxDuplicates})`);
+}
+
+describe('WAL mode resilience', () => {
+  it('keeps confirmed_flush_lsn put while the broker is stopped for 20 s under load, then delivers everything in order', async () => {
+    await withSetup(async (setup) => {
+      const relay = setup.startRelay();
+      await relay.waitForLine(STREAMING);
+      const loading = spreadLoad(setup.fixture, 4_000);
+      await waitFor(async () => (await countProcessed(setup.fixture)) >= 300, { what: 'delivery under way' });
+      await stopBroker();
+      try {
+        await relay.waitForLine(/"pipeline not ready"/, 60_000);
+        // Anything acked before the stop is confirmed by now; from here on nothing may be.
+        const baseline = await confirmedFlush(setup.fixture);
+        const samples: string[] = [];
+        const until = Date.now() + 20_000;
+        while (Date.now() < until) {
+          samples.push(await confirmedFlush(setup.fixture));
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+        assert.deepEqual(
+          [...new Set(samples)],
+          [baseline],
+          'confirmed_flush_lsn moved while the broker was down',
+        );
+      } finally {
+        await startBroker();
+      }
+      const load = await loading;
+      await assertAllDelivered(setup, load.committed, load.committed.length);
+      await waitFor(() => relay.lines.filter((l) => l.includes('"msg":"pipeline ready"')).length >= 2, {
+        what: 'readiness back after the outage',
+      });
+    });
+  });
+
+  it('reconnects after pg_terminate_backend of the walsender under load, losing nothing', async () => {
+    await withSetup(async (setup) => {
+      const relay = setup.startRelay();
+      await relay.waitForLine(STREAMING);
+      const loading = spreadLoad(setup.fixture);
+      for (const target of [300, 900]) {
+        await waitFor(async () => (await countProcessed(setup.fixture)) >= target, {
+          what: `${target} delivered`,
+        });
+        await setup.fixture.query(
+          'SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL',
+          [setup.fixture.slot],
+        );
+        await waitFor(() => relay.lines.filter((l) => STREAMING.test(l)).length >= (target === 300 ? 2 : 3), {
+          what: 'streaming again',
+        });
+      }
+      assert.ok(relay.lines.some((l) => /replication interrupted; reconnecting/.test(l)));
+      const load = await loading;
+      await assertAllDelivered(setup, load.committed, 2 * BATCH_SIZE);
+    });
+  });
+
+  it('recovers by itself after being stopped (SIGSTOP) for longer than wal_sender_timeout', async () => {
+    await withClient((c) =>
+      c.query(`ALTER SYSTEM SET wal_sender_timeout = '3s'`).then(() => c.query('SELECT pg_reload_conf()')),
+    );
+    try {
+      await withSetup(async (setup) => {
+        const relay = setup.startRelay();
+        await relay.waitForLine(STREAMING);
+        const loading = spreadLoad(setup.fixture);
+        await waitFor(async () => (await countProcessed(setup.fixture)) >= 300, {
+          what: 'delivery under way',
+        });
+        relay.child.kill('SIGSTOP');
+        // The server gives up on the silent relay: its walsender goes and the slot turns inactive.
+        await waitFor(
+          async () =>
+            (
+              await setup.fixture.query<{ active: boolean }>(
+                'SELECT active FROM pg_replication_slots WHERE slot_name = $1',
+                [setup.fixture.slot],
+              )
+            )[0]?.active === false,
+          { timeoutMs: 30_000, what: 'the walsender to time out' },
+        );
+        relay.child.kill('SIGCONT');
+        const load = await loading;
+        await assertAllDelivered(setup, load.committed, BATCH_SIZE);
+        assert.equal(relay.child.exitCode, null, 'the same relay process recovered');
+      });
+    } finally {
+      await withClient((c) =>
+        c.query('ALTER SYSTEM RESET wal_sender_timeout').then(() => c.query('SELECT pg_reload_conf()')),
+      );
+    }
+  });
+
+  it('delivers one 100k-row transaction in order with bounded memory', async (t) => {
+    await withSetup(async (setup) => {
+      const relay = setup.startRelay('--batch-size', '500');
+      await relay.waitForLine(STREAMING);
+      const table = `${pg.escapeIdentifier(setup.fixture.schema)}.outbox_events`;
+      await setup.fixture.query(
+        `INSERT INTO ${table} (aggregate_type, aggregate_id, event_type, payload)
+         SELECT 'order', 'agg-' || (g % 100), 'bulk', jsonb_build_object('version', g, 'filler', repeat('x', 200))
+           FROM generate_series(1, 100000) AS g`,
+      );
+      const rows = await setup.fixture.query<{ id: string; aggregate_id: string; version: number }>(
+        `SELECT id::text, aggregate_id, (payload->>'version')::int AS version FROM ${table}`,
+      );
+      const committed = rows.map((r) => ({ id: r.id, aggregateId: r.aggregate_id, version: r.version }));
+      await assertAllDelivered(setup, committed, 0);
+      const status = readFileSync(`/proc/${relay.child.pid ?? 0}/status`, 'utf8');
+      const peakKb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]);
+      t.diagnostic(`relay peak RSS for a 100k-row transaction: ${Math.round(peakKb / 1024)} MiB`);
+      assert.ok(peakKb < 512 * 1024, `peak RSS ${peakKb} kB stays bounded`);
+    });
+  });
+
+  it('gives up after --shutdown-timeout when the broker is down, confirms nothing unacked and exits 1', async () => {
+    await withSetup(async (setup) => {
+      const relay = setup.startRelay('--shutdown-timeout', '3s');
+      await relay.waitForLine(STREAMING);
+      const delivered = await writeLoad({
+        schema: setup.fixture.schema,
+        aggregateType: 'order',
+        writers: 2,
+        events: 200,
+        aggregates: 20,
+        rollbackRatio: 0,
+      });
+      await waitFor(async () => (await countProcessed(setup.fixture)) === 200, {
+        what: 'first events delivered',
+      });
+      await stopBroker();
+      let pending: WrittenEvent[] = [];
+      try {
+        pending = (
+          await writeLoad({
+            schema: setup.fixture.schema,
+            aggregateType: 'order',
+            writers: 2,
+            events: 100,
+            aggregates: 20,
+            rollbackRatio: 0,
+          })
+        ).committed;
+        await relay.waitForLine(/publish to Kafka failed; retrying/, 60_000);
+        const before = await confirmedFlush(setup.fixture);
+        const exit = await relay.stop('SIGTERM');
+        assert.equal(exit.code, 1);
+        assert.ok(
+          relay.lines.some((l) => /shutdown-timeout/.test(l)),
+          'says why it gave up',
+        );
+        assert.equal(await confirmedFlush(setup.fixture), before);
+      } finally {
+        await startBroker();
+      }
+      const second = setup.startRelay();
+      await second.waitForLine(STREAMING);
+      await assertAllDelivered(setup, [...delivered.committed, ...pending], pending.length);
+    });
+  });
+});
+
+describe('WAL mode preflight', () => {
+  async function runOnce(args: string[]): Promise<{ code: number | null; stderr: string }> {
+    return runCli(['run', ...args], { timeoutMs: 90_000 });
+  }
+
+  function assertOnePrecondition(result: { code: number | null; stderr: string }, pattern: RegExp): void {
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(result.stderr, pattern);
+    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+  }
+
+  it('refuses wal_level=replica with the fix (exit 3)', async () => {
+    const replica = await startExtraPostgres({ wal_level: 'replica' });
+    try {
+      const migrated = await runCli(['migrate', '--database-url', replica.url]);
+      assert.equal(migrated.code, 0, migrated.stderr);
+      const result = await runOnce(['--database-url', replica.url, '--kafka-brokers', '127.0.0.1:1']);
+      assertOnePrecondition(
+        result,
+        /wal_level is replica, WAL mode needs logical: run ALTER SYSTEM SET wal_level = logical/,
+      );
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it('refuses a missing publication, a publication without the table, and a missing table (exit 3)', async () => {
+    const fixture = await createWalFixture();
+    try {
+      await fixture.query(`DROP PUBLICATION ${pg.escapeIdentifier(fixture.publication)}`);
+      assertOnePrecondition(
+        await runOnce(fixture.relayArgs()),
+        /publication "pub_\w+" does not exist: run walbox migrate/,
+      );
+
+      const other = `${pg.escapeIdentifier(fixture.schema)}.other`;
+      await fixture.query(`CREATE TABLE ${other} (id int)`);
+      await fixture.query(
+        `CREATE PUBLICATION ${pg.escapeIdentifier(fixture.publication)} FOR TABLE ${other}`,
+      );
+      assertOnePrecondition(
+        await runOnce(fixture.relayArgs()),
+        /does not include "wal_\w+"\."outbox_events": run ALTER PUBLICATION/,
+      );
+
+      assertOnePrecondition(
+        await runOnce([...fixture.relayArgs(), '--table', 'no_such_table']),
+        /table "wal_\w+"\."no_such_table" does not exist: run walbox migrate/,
+      );
+    } finally {
+      await fixture.cleanUp();
+    }
+  });
+
+  it('refuses a role without REPLICATION, naming the ALTER ROLE that fixes it (exit 3)', async () => {
+    const fixture = await createWalFixture();
+    const role = uniqueName('norepl');
+    try {
+      const schema = pg.escapeIdentifier(fixture.schema);
+      await fixture.query(`CREATE ROLE ${role} LOGIN PASSWORD 'norepl-secret'`);
+      await fixture.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
+      await fixture.query(`GRANT SELECT, UPDATE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      const url = new URL(fixture.databaseUrl);
+      url.username = role;
+      url.password = 'norepl-secret';
+      const args = fixture.relayArgs();
+      args[1] = url.toString();
+      const result = await runOnce(args);
+      assertOnePrecondition(
+        result,
+        new RegExp(`role ${role} lacks the REPLICATION attribute: run ALTER ROLE "${role}" REPLICATION`),
+      );
+      assert.doesNotMatch(result.stderr, /norepl-secret/);
+    } finally {
+      await fixture.cleanUp();
+      await fixture.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+    }
+  });
+
+  it('exits 1 within the startup timeout when the broker is unreachable', async () => {
+    const fixture = await createWalFixture();
+    try {
+      const args = fixture.relayArgs('--startup-timeout', '3s');
+      args[3] = '127.0.0.1:1';
+      const result = await runCli(['run', ...args], { timeoutMs: 60_000 });
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, /cannot reach Kafka at 127\.0\.0\.1:1 within 3s/);
+      assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+    } finally {
+      await fixture.cleanUp();
+    }
+  });
+});

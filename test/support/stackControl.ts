@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The stack modules are plain ESM scripts (they run before anything is compiled); these are the parts we use. */
+interface KafkaModule {
+  stopKafka(options: { runDir: string; signal?: string }): Promise<unknown>;
+  killKafka(options: { runDir: string }): Promise<unknown>;
+  startKafka(options: {
+    root: string;
+    runDir: string;
+    port: number;
+    controllerPort: number;
+    log?: (m: string) => void;
+  }): Promise<unknown>;
+}
+
+interface PostgresModule {
+  restartPostgres(handle: unknown, options?: { mode?: 'smart' | 'fast' | 'immediate' }): void;
+  startPostgres(options: {
+    port: number;
+    settings?: Record<string, string>;
+    log?: (m: string) => void;
+  }): PostgresHandle;
+  stopPostgres(handle: unknown, options?: { mode?: string; remove?: boolean }): void;
+  databaseUrl(port: number): string;
+}
+
+export interface PostgresHandle {
+  readonly url: string;
+  readonly port: number;
+}
+
+interface StackState {
+  readonly postgres: unknown;
+  readonly kafka: { readonly runDir: string; readonly port: number; readonly controllerPort: number };
+}
+
+const ROOT = join(__dirname, '..', '..', '..');
+
+function loadModule<T>(name: string): Promise<T> {
+  // A variable specifier keeps TypeScript from resolving (and typing) the .mjs file; Node loads it as ESM.
+  const specifier = join(ROOT, 'scripts', 'stack', name);
+  return import(specifier) as Promise<T>;
+}
+
+/** The stack this test run started (scripts/test.mjs). Fault tests need it and fail loudly without it. */
+function readStackState(): StackState {
+  const path = process.env['TEST_STACK_STATE'];
+  if (path === undefined || path === '') {
+    throw new Error(
+      'TEST_STACK_STATE is not set: this test stops and starts services, run it with `npm test`',
+    );
+  }
+  return JSON.parse(readFileSync(path, 'utf8')) as StackState;
+}
+
+/** A real stop of the broker process (SIGTERM, or SIGKILL with `kill`); its data directory stays. */
+export async function stopBroker(options: { kill?: boolean } = {}): Promise<void> {
+  const { kafka } = readStackState();
+  const module = await loadModule<KafkaModule>('kafka.mjs');
+  if (options.kill === true) await module.killKafka({ runDir: kafka.runDir });
+  else await module.stopKafka({ runDir: kafka.runDir });
+}
+
+/** Starts the broker again on the same data directory and ports. */
+export async function startBroker(): Promise<void> {
+  const { kafka } = readStackState();
+  const module = await loadModule<KafkaModule>('kafka.mjs');
+  await module.startKafka({
+    root: ROOT,
+    runDir: kafka.runDir,
+    port: kafka.port,
+    controllerPort: kafka.controllerPort,
+    log: () => undefined,
+  });
+}
+
+/** pg_ctl restart of the private cluster (fast, or immediate = crash and recovery). */
+export async function restartPostgres(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
+  const { postgres } = readStackState();
+  const module = await loadModule<PostgresModule>('postgres.mjs');
+  module.restartPostgres(postgres, { mode });
+}
+
+/** A second, throwaway cluster with other settings (e.g. wal_level=replica); stop it with the returned function. */
+export async function startExtraPostgres(
+  settings: Record<string, string>,
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const module = await loadModule<PostgresModule>('postgres.mjs');
+  const { findFreePort } = await loadModule<{ findFreePort: () => Promise<number> }>('stack.mjs');
+  const handle = module.startPostgres({ port: await findFreePort(), settings, log: () => undefined });
+  return {
+    url: handle.url,
+    stop: () => {
+      module.stopPostgres(handle);
+      return Promise.resolve();
+    },
+  };
+}
