@@ -1,6 +1,12 @@
-import type { OutboxRecord } from './outboxRecord.js';
+import type { OutboxRecord, RejectedRecord } from './outboxRecord.js';
 import type { OutboxStore, Sink } from './ports.js';
 import { retryUntilDone, type RetryContext } from './retryUntilDone.js';
+
+export interface DeliveryDeps {
+  readonly sink: Sink;
+  readonly store: OutboxStore;
+  readonly retry: RetryContext;
+}
 
 export interface DeliverySummary {
   readonly published: number;
@@ -8,46 +14,74 @@ export interface DeliverySummary {
   readonly rejected: number;
 }
 
+export interface PublishedBatch {
+  readonly published: readonly OutboxRecord[];
+  readonly rejected: readonly RejectedRecord[];
+  readonly skipped: number;
+}
+
+/** Step 1: leave out rows already processed or dead-lettered (replays after restarts and mode switches). */
+export async function findUndelivered(
+  records: readonly OutboxRecord[],
+  deps: DeliveryDeps,
+): Promise<OutboxRecord[]> {
+  const ids = records.map((r) => r.id);
+  const finished = await retryUntilDone(
+    'check processed rows',
+    () => deps.store.findFinished(ids),
+    deps.retry,
+  );
+  return records.filter((r) => !finished.has(r.id));
+}
+
+/** Step 2: publish, in order; what the broker can never take is copied to the dead-letter topic, if any. */
+export async function publishRecords(
+  records: readonly OutboxRecord[],
+  skipped: number,
+  deps: DeliveryDeps,
+): Promise<PublishedBatch> {
+  if (records.length === 0) return { published: [], rejected: [], skipped };
+  const { rejected } = await retryUntilDone('publish to Kafka', () => deps.sink.publish(records), deps.retry);
+  for (const { record, reason } of rejected) {
+    deps.retry.logger.error(
+      { event_id: record.id, event_type: record.eventType, aggregate_id: record.aggregateId, reason },
+      'event rejected by the broker: dead-lettered',
+    );
+  }
+  if (rejected.length > 0) {
+    await retryUntilDone(
+      'publish to the dead-letter topic',
+      () => deps.sink.publishDeadLetters(rejected),
+      deps.retry,
+    );
+  }
+  const rejectedIds = new Set(rejected.map((r) => r.record.id));
+  return { published: records.filter((r) => !rejectedIds.has(r.id)), rejected, skipped };
+}
+
+/** Step 3: record the outcome in the rows; only then may the batch's position advance. */
+export async function markDelivered(batch: PublishedBatch, deps: DeliveryDeps): Promise<DeliverySummary> {
+  if (batch.rejected.length > 0) {
+    await retryUntilDone(
+      'mark rows dead-lettered',
+      () => deps.store.markDeadLettered(batch.rejected),
+      deps.retry,
+    );
+  }
+  if (batch.published.length > 0) {
+    await retryUntilDone('mark rows processed', () => deps.store.markProcessed(batch.published), deps.retry);
+  }
+  return { published: batch.published.length, skipped: batch.skipped, rejected: batch.rejected.length };
+}
+
 /**
- * Delivers one batch, in order: skip rows already processed (replays after restarts and mode switches), publish
- * the rest, dead-letter what the broker can never take, then mark the published rows processed. Returns only
- * when every row of the batch is delivered and marked, or dead-lettered: only then may its position advance.
+ * Delivers one batch, all three steps in order. Returns only when every row is delivered and marked, or
+ * dead-lettered.
  */
 export async function deliverBatch(
   records: readonly OutboxRecord[],
-  deps: { readonly sink: Sink; readonly store: OutboxStore; readonly retry: RetryContext },
+  deps: DeliveryDeps,
 ): Promise<DeliverySummary> {
-  const { sink, store, retry } = deps;
-  const started = Date.now();
-  const ids = records.map((r) => r.id);
-  const finished = await retryUntilDone('check processed rows', () => store.findFinished(ids), retry);
-  const toSend = records.filter((r) => !finished.has(r.id));
-  if (toSend.length === 0) return { published: 0, skipped: records.length, rejected: 0 };
-
-  const { rejected } = await retryUntilDone('publish to Kafka', () => sink.publish(toSend), retry);
-  if (rejected.length > 0) {
-    for (const { record, reason } of rejected) {
-      retry.logger.error(
-        { event_id: record.id, event_type: record.eventType, aggregate_id: record.aggregateId, reason },
-        'event rejected by the broker: dead-lettered',
-      );
-    }
-    await retryUntilDone('publish to the dead-letter topic', () => sink.publishDeadLetters(rejected), retry);
-    await retryUntilDone('mark rows dead-lettered', () => store.markDeadLettered(rejected), retry);
-  }
-  const rejectedIds = new Set(rejected.map((r) => r.record.id));
-  const published = toSend.filter((r) => !rejectedIds.has(r.id));
-  if (published.length > 0) {
-    await retryUntilDone('mark rows processed', () => store.markProcessed(published), retry);
-  }
-  retry.logger.debug(
-    {
-      published: published.length,
-      skipped: finished.size,
-      rejected: rejected.length,
-      ms: Date.now() - started,
-    },
-    'batch delivered',
-  );
-  return { published: published.length, skipped: records.length - toSend.length, rejected: rejected.length };
+  const toSend = await findUndelivered(records, deps);
+  return markDelivered(await publishRecords(toSend, records.length - toSend.length, deps), deps);
 }

@@ -1,5 +1,5 @@
 import { AckTracker } from './ackTracker.js';
-import { deliverBatch } from './deliverBatch.js';
+import { findUndelivered, markDelivered, publishRecords, type DeliveryDeps } from './deliverBatch.js';
 import type { Lsn } from './lsn.js';
 import type { OutboxRecord } from './outboxRecord.js';
 import type { ChangeStream, OutboxStore, RelayLogger, RelayObserver, Sink, Sleep } from './ports.js';
@@ -27,6 +27,13 @@ interface BatchEntry {
 }
 
 /**
+ * Batches in the pipeline at once. Checking batch N+2, publishing N+1 and marking N overlap; each step still
+ * runs one batch at a time, in order. At most two batches are ever published and not yet marked: that is the
+ * in-flight window a crash can duplicate (SPEC G4).
+ */
+const MAX_BATCHES_IN_FLIGHT = 3;
+
+/**
  * WAL mode's pipeline: stream items in commit order → batches → sink → mark → confirm. One batch is in flight
  * at a time, so per-aggregate order is the stream's order. Events may be published before their Commit
  * arrives (only committed transactions are streamed); a transaction's end LSN is confirmed once all its events
@@ -37,6 +44,11 @@ export class StreamRelay {
   private readonly batch: BatchEntry[] = [];
   private lastConfirmed: Lsn;
   private openTransaction: number | undefined;
+  /** Completion of each batch still in the pipeline, oldest first. */
+  private readonly inFlight: Promise<void>[] = [];
+  private publishing: Promise<unknown> = Promise.resolve();
+  private marking: Promise<unknown> = Promise.resolve();
+  private failure: { error: unknown } | undefined;
 
   constructor(
     private readonly deps: StreamRelayDeps,
@@ -51,8 +63,20 @@ export class StreamRelay {
    * the final position. Aborting `signal` gives up on pending retries: nothing more is confirmed.
    */
   async run(signal: AbortSignal): Promise<void> {
+    try {
+      await this.consume(signal);
+    } finally {
+      // Whatever ends the run, let the batches already sent finish marking: a restart then skips them.
+      await Promise.allSettled(this.inFlight);
+    }
+    this.throwIfFailed();
+    this.confirmIfAdvanced();
+  }
+
+  private async consume(signal: AbortSignal): Promise<void> {
     const { stream } = this.deps;
     for (;;) {
+      this.throwIfFailed();
       const item = await stream.next();
       if (item === undefined) break;
       switch (item.kind) {
@@ -79,7 +103,6 @@ export class StreamRelay {
       this.confirmIfAdvanced();
     }
     if (this.batch.length > 0) await this.flush(signal);
-    this.confirmIfAdvanced();
   }
 
   /** Events received but not yet delivered and marked. */
@@ -97,25 +120,48 @@ export class StreamRelay {
     return this.openTransaction;
   }
 
+  /** Puts the current batch into the pipeline; waits only while the pipeline is full. */
   private async flush(signal: AbortSignal): Promise<void> {
+    while (this.inFlight.length >= MAX_BATCHES_IN_FLIGHT) await this.inFlight[0];
+    this.throwIfFailed();
     const entries = this.batch.splice(0);
+    const records = entries.map((e) => e.record);
+    const deps: DeliveryDeps = {
+      sink: this.deps.sink,
+      store: this.deps.store,
+      retry: {
+        policy: this.options.retry,
+        logger: this.deps.logger,
+        observer: this.deps.observer ?? {},
+        sleep: this.deps.sleep,
+        signal,
+      },
+    };
     const started = Date.now();
-    const summary = await deliverBatch(
-      entries.map((e) => e.record),
-      {
-        sink: this.deps.sink,
-        store: this.deps.store,
-        retry: {
-          policy: this.options.retry,
-          logger: this.deps.logger,
-          observer: this.deps.observer ?? {},
-          sleep: this.deps.sleep,
-          signal,
-        },
+    const checked = findUndelivered(records, deps);
+    // Each step waits for the same step of the batch before it: order is kept, and a failure stops the chain.
+    const published = Promise.all([checked, this.publishing]).then(([toSend]) =>
+      publishRecords(toSend, records.length - toSend.length, deps),
+    );
+    this.publishing = published;
+    const marked = Promise.all([published, this.marking]).then(([batch]) => markDelivered(batch, deps));
+    this.marking = marked;
+    const done = marked.then(
+      (summary) => {
+        for (const entry of entries) this.tracker.ack(entry.transaction);
+        this.deps.observer?.batchDelivered?.({ ...summary, durationMs: Date.now() - started });
+        this.confirmIfAdvanced();
+      },
+      (error: unknown) => {
+        this.failure ??= { error };
       },
     );
-    for (const entry of entries) this.tracker.ack(entry.transaction);
-    this.deps.observer?.batchDelivered?.({ ...summary, durationMs: Date.now() - started });
+    const tracked = done.finally(() => this.inFlight.splice(this.inFlight.indexOf(tracked), 1));
+    this.inFlight.push(tracked);
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure.error;
   }
 
   private confirmIfAdvanced(): void {
