@@ -2,7 +2,7 @@ import pg from 'pg';
 
 import type { RelayConfig } from '../config/relayConfig.js';
 import { deliverBatch } from '../core/deliverBatch.js';
-import { formatLsn, type Lsn } from '../core/lsn.js';
+import { formatLsn, parseLsn, type Lsn } from '../core/lsn.js';
 import type { OutboxStore, RelayObserver, Sink } from '../core/ports.js';
 import type { RetryContext } from '../core/retryUntilDone.js';
 import { StreamRelay } from '../core/streamRelay.js';
@@ -13,7 +13,7 @@ import { WalboxState } from '../db/walboxState.js';
 import { PreconditionError, WalboxError } from '../errors.js';
 import type { Logger } from '../observability/createLogger.js';
 import { drainPendingRows } from '../source/poll/drainPendingRows.js';
-import { createSlotWithSnapshot, readSlot } from '../source/wal/replicationSlot.js';
+import { createSlotWithSnapshot, dropSlot, readSlot } from '../source/wal/replicationSlot.js';
 import { WalSource } from '../source/wal/walSource.js';
 import { sleep } from './sleep.js';
 
@@ -34,6 +34,8 @@ const HIGH_WATER_ITEMS = 20_000;
 const HIGH_WATER_BYTES = 64 * 1024 * 1024;
 /** Reconnect backoff; a recovered server is used within this much time. */
 const MAX_RECONNECT_DELAY_MS = 30_000;
+/** walbox records its confirmed position every few seconds, so the slot is normally a little ahead of it. */
+const SLOT_AHEAD_TOLERANCE = 64n * 1024n * 1024n;
 
 /**
  * WAL mode: check the outbox, make sure the slot exists and every row it will not stream is caught up, then
@@ -142,9 +144,11 @@ export async function runWalRelay(context: WalRelayContext): Promise<void> {
 }
 
 /**
- * Makes sure the slot exists and that the rows it will never stream are delivered first: with an exported
- * snapshot when walbox creates the slot, or from the table (already processed rows are skipped) when a slot
- * exists whose catch-up walbox has no record of. Returns the slot's confirmed position.
+ * Makes sure the slot exists and that every row it will not stream is delivered first. A missing or invalidated
+ * slot is (re)created with an exported snapshot, and the rows pending in that snapshot are delivered before
+ * streaming. An existing slot is also caught up from the table first, every time: whatever happened to the slot
+ * while walbox was not looking (advanced, recreated, a crash during catch-up), rows still pending are delivered,
+ * in seq order, and their streamed copies are skipped as already processed.
  */
 async function prepareSlot(
   context: WalRelayContext,
@@ -154,9 +158,6 @@ async function prepareSlot(
   retry: RetryContext,
 ): Promise<Lsn> {
   const { config, logger } = context;
-  const deliver = async (records: Parameters<typeof deliverBatch>[0]): Promise<void> => {
-    await deliverBatch(records, { sink: context.sink, store, retry });
-  };
   const drain = (snapshotName?: string): Promise<number> =>
     drainPendingRows({
       databaseUrl: context.databaseUrl,
@@ -164,10 +165,20 @@ async function prepareSlot(
       table: config.table,
       batchSize: config.batchSize,
       snapshotName,
-      deliver,
+      deliver: async (records) => {
+        await deliverBatch(records, { sink: context.sink, store, retry });
+      },
       shouldStop: () => context.stop.aborted,
     });
   let slot = await readSlot(pool, config.slot);
+  if (slot?.lost === true) {
+    logger.error(
+      { slot: config.slot, database: describeDatabase(context.databaseUrl) },
+      'replication slot was invalidated (wal_status=lost, max_slot_wal_keep_size exceeded?): recreating it and catching up from the table',
+    );
+    await dropSlot(pool, config.slot);
+    slot = undefined;
+  }
   if (slot === undefined) {
     logger.warn(
       { slot: config.slot, database: describeDatabase(context.databaseUrl) },
@@ -189,24 +200,33 @@ async function prepareSlot(
       'slot created; pending rows caught up',
     );
     slot = await readSlot(pool, config.slot);
-    if (slot === undefined)
+    if (slot === undefined) {
       throw new WalboxError('SLOT_UNAVAILABLE', `replication slot ${config.slot} vanished after creation`, {
         retriable: true,
       });
+    }
     return slot.confirmedFlushLsn;
   }
   const recorded = await state.read();
-  if (recorded?.caughtUp !== true) {
+  if (recorded === undefined || !recorded.caughtUp) {
     logger.warn(
       { slot: config.slot },
       'slot found without a completed catch-up: delivering pending rows from the table first',
     );
     if (recorded === undefined) await state.recordSlot(slot.confirmedFlushLsn);
-    const drained = await drain();
-    if (context.stop.aborted) return slot.confirmedFlushLsn;
-    await state.markCaughtUp();
-    logger.info({ slot: config.slot, rows: drained }, 'pending rows caught up');
+  } else if (
+    recorded.confirmedLsn !== null &&
+    slot.confirmedFlushLsn > parseLsn(recorded.confirmedLsn) + SLOT_AHEAD_TOLERANCE
+  ) {
+    logger.warn(
+      { slot: config.slot, slotLsn: formatLsn(slot.confirmedFlushLsn), walboxLsn: recorded.confirmedLsn },
+      'slot is ahead of what walbox confirmed (advanced or recreated out of band?): catching up from the table',
+    );
   }
+  const drained = await drain();
+  if (context.stop.aborted) return slot.confirmedFlushLsn;
+  await state.markCaughtUp();
+  if (drained > 0) logger.info({ slot: config.slot, rows: drained }, 'pending rows caught up from the table');
   return slot.confirmedFlushLsn;
 }
 
@@ -248,7 +268,8 @@ function isPoolerError(error: unknown): boolean {
 function isRetriableStreamError(error: unknown): boolean {
   if (error instanceof WalboxError) return error.retriable;
   const code = errorCodeOf(error);
-  if (code === SQLSTATE.OBJECT_IN_USE) return true;
+  // 55006: the slot is still held by a dying walsender; 55000: it was invalidated (recreated on the next round).
+  if (code === SQLSTATE.OBJECT_IN_USE || code === SQLSTATE.OBJECT_NOT_IN_PREREQUISITE_STATE) return true;
   return (
     isTransientConnectionError(error) ||
     (error instanceof Error && /replication stream ended/.test(error.message))

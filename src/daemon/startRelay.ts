@@ -1,13 +1,20 @@
 import type { RelayConfig } from '../config/relayConfig.js';
 import { connectDatabase } from '../db/connectDatabase.js';
 import { describeDatabase } from '../db/describeDatabase.js';
-import { assertPreflight, runWalPreflight } from '../source/wal/walPreflight.js';
-import { ConfigError, WalboxError } from '../errors.js';
+import { assertPreflight, runPreflight } from '../source/wal/walPreflight.js';
+import { WalboxError } from '../errors.js';
 import type { Logger } from '../observability/createLogger.js';
 import { KafkaSink } from '../sink/kafka/kafkaSink.js';
 import { Readiness } from '../observability/readiness.js';
 import { handleSignals } from './handleSignals.js';
+import { runPollRelay } from './runPollRelay.js';
 import { runWalRelay } from './runWalRelay.js';
+
+function rejectOnAbort(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+  });
+}
 
 /** Fails fast (exit 1) when PostgreSQL is unreachable, and with every failed check (exit 3) before Kafka is touched. */
 async function checkPreflight(config: RelayConfig, databaseUrl: string): Promise<void> {
@@ -17,7 +24,7 @@ async function checkPreflight(config: RelayConfig, databaseUrl: string): Promise
     applicationName: 'walbox',
   });
   try {
-    assertPreflight(await runWalPreflight(client, config));
+    assertPreflight(await runPreflight(client, config, config.mode));
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -28,7 +35,6 @@ async function checkPreflight(config: RelayConfig, databaseUrl: string): Promise
  * gracefully (everything in flight delivered and confirmed); rejects otherwise.
  */
 export async function startRelay(config: RelayConfig, logger: Logger): Promise<void> {
-  if (config.mode !== 'wal') throw new ConfigError(`--mode=${config.mode} is not available yet`);
   const databaseUrl = config.databaseUrl ?? '';
   logger.info(
     {
@@ -61,7 +67,7 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
       startupTimeoutMs: config.startupTimeoutMs,
       logger,
     });
-    await runWalRelay({
+    const context = {
       config,
       databaseUrl,
       sink,
@@ -70,7 +76,10 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
       stop: signals.stop,
       giveUp: signals.giveUp,
       onStreaming: () => readiness.markStarted(),
-    });
+    };
+    if (config.mode === 'wal') await runWalRelay(context);
+    // Poll mode holds no position: giving up just leaves the claimed rows pending (their transaction rolls back).
+    else await Promise.race([runPollRelay(context), rejectOnAbort(signals.giveUp)]);
   } catch (error) {
     if (signals.giveUp.aborted && error === signals.giveUp.reason) throw error;
     if (error instanceof WalboxError) throw error;

@@ -8,6 +8,8 @@ import { MigrationError, PreconditionError, toError } from '../errors.js';
 import { deriveOutboxNames, type OutboxNames } from '../outbox/outboxNames.js';
 import { findSqlDir } from './findSqlDir.js';
 import { explainPublicationProblem, readPublication } from './readPublication.js';
+import { escapeLiteral } from 'pg';
+
 import { quoteIdentifier, quoteQualified } from './quoteIdentifier.js';
 import { SQLSTATE, errorCodeOf } from './sqlState.js';
 
@@ -18,6 +20,8 @@ export interface MigrateOptions {
   /** Also (or only, with outbox: false) create the consumer side: processed_events. */
   readonly consumer?: boolean;
   readonly outbox?: boolean;
+  /** true installs the poll mode's NOTIFY trigger, false removes it, undefined leaves it as it is. */
+  readonly notifyTrigger?: boolean;
   readonly sqlDir?: string;
 }
 
@@ -95,6 +99,10 @@ export async function migrate(client: pg.ClientBase, options: MigrateOptions): P
     }
     const publication =
       options.outbox === false ? 'skipped' : await ensurePublication(client, names, options);
+    if (options.outbox !== false && options.notifyTrigger !== undefined) {
+      await setNotifyTrigger(client, names, sqlDir, options.notifyTrigger);
+      if (options.notifyTrigger) applied.push('notify trigger');
+    }
     await client.query('COMMIT');
     return { applied, alreadyApplied, publication };
   } catch (thrown) {
@@ -152,7 +160,10 @@ async function applyMigration(
   );
 }
 
-/** Replaces {{placeholders}} with quoted identifiers; an unknown placeholder is a bug in the migration. */
+/**
+ * Replaces {{name}} with a quoted identifier and {{literal:name}} with a quoted string literal; an unknown
+ * placeholder is a bug in the migration.
+ */
 export function renderSql(text: string, names: OutboxNames): string {
   const values: Record<string, string> = {
     schema: names.schema,
@@ -160,11 +171,13 @@ export function renderSql(text: string, names: OutboxNames): string {
     dead_letters_view: names.deadLettersView,
     pending_index: names.pendingIndex,
     processed_events: names.processedEventsTable,
+    notify_function: names.notifyFunction,
+    channel: names.notifyChannel,
   };
-  return text.replace(/\{\{(\w+)\}\}/g, (_match, key: string) => {
+  return text.replace(/\{\{(literal:)?(\w+)\}\}/g, (_match, literal: string | undefined, key: string) => {
     const value = values[key];
     if (value === undefined) throw new MigrationError(`unknown placeholder {{${key}}} in a migration`);
-    return quoteIdentifier(value);
+    return literal === undefined ? quoteIdentifier(value) : escapeLiteral(value);
   });
 }
 
@@ -184,6 +197,23 @@ async function ensurePublication(
   const problem = explainPublicationProblem(existing, publication, table);
   if (problem !== undefined) throw new PreconditionError(problem);
   return 'unchanged';
+}
+
+/** Installs (idempotently) or removes poll mode's NOTIFY trigger. */
+async function setNotifyTrigger(
+  client: pg.ClientBase,
+  names: OutboxNames,
+  sqlDir: string,
+  on: boolean,
+): Promise<void> {
+  if (on) {
+    await client.query(
+      renderSql(readFileSync(join(sqlDir, 'optional', 'notify_trigger.sql'), 'utf8'), names),
+    );
+    return;
+  }
+  await client.query(`DROP TRIGGER IF EXISTS walbox_notify ON ${quoteQualified(names.schema, names.table)}`);
+  await client.query(`DROP FUNCTION IF EXISTS ${quoteQualified(names.schema, names.notifyFunction)}()`);
 }
 
 function wrapMigrationError(thrown: unknown, names: OutboxNames, file?: string): Error {

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /** Names derived from the configured schema and table, so several outboxes can share one schema. */
 export interface OutboxNames {
   readonly schema: string;
@@ -7,6 +9,14 @@ export interface OutboxNames {
   readonly pendingIndex: string;
   readonly migrationsTable: string;
   readonly processedEventsTable: string;
+  /** Poll mode's NOTIFY channel, also the trigger function's name. */
+  readonly notifyChannel: string;
+  readonly notifyFunction: string;
+}
+
+/** NOTIFY channel names are identifiers (63 bytes at most): a short, stable one per outbox table. */
+export function notifyChannel(schema: string, table: string): string {
+  return `walbox_${createHash('md5').update(`${schema}.${table}`).digest('hex').slice(0, 16)}`;
 }
 
 export function deriveOutboxNames(schema: string, table: string): OutboxNames {
@@ -18,5 +28,7 @@ export function deriveOutboxNames(schema: string, table: string): OutboxNames {
     pendingIndex: `${table}_pending_idx`,
     migrationsTable: 'walbox_migrations',
     processedEventsTable: 'processed_events',
+    notifyChannel: notifyChannel(schema, table),
+    notifyFunction: notifyChannel(schema, table),
   };
 }

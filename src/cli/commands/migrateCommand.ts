@@ -9,16 +9,22 @@ import { executeCommand } from '../executeCommand.js';
 
 interface MigrateArgs {
   consumer?: boolean;
+  notifyTrigger?: boolean;
 }
 
 export const migrateCommand: CommandModule<object, MigrateArgs> = {
   command: 'migrate',
   describe: 'create or upgrade the outbox table, its dead-letter view and the publication',
   builder: (yargs: Argv) =>
-    addConfigOptions(yargs, 'migrate').option('consumer', {
-      type: 'boolean',
-      description: 'create the consumer side (processed_events) instead of the outbox',
-    }),
+    addConfigOptions(yargs, 'migrate')
+      .option('consumer', {
+        type: 'boolean',
+        description: 'create the consumer side (processed_events) instead of the outbox',
+      })
+      .option('notify-trigger', {
+        type: 'boolean',
+        description: 'install (or with --no-notify-trigger remove) the NOTIFY trigger that wakes poll mode',
+      }),
   handler: (argv) =>
     executeCommand('migrate', async () => {
       const config = loadConfig({
@@ -40,6 +46,7 @@ export const migrateCommand: CommandModule<object, MigrateArgs> = {
           publication: config.publication,
           consumer,
           outbox: !consumer,
+          notifyTrigger: argv.notifyTrigger,
         });
         const target = consumer ? `${config.schema}.processed_events` : `${config.schema}.${config.table}`;
         const applied =

@@ -4,6 +4,8 @@ import { parseLsn, type Lsn } from '../../core/lsn.js';
 import { PreconditionError } from '../../errors.js';
 
 export interface SlotState {
+  /** Invalidated (wal_status = lost): the slot can no longer stream and must be recreated. */
+  readonly lost: boolean;
   readonly confirmedFlushLsn: Lsn;
   readonly active: boolean;
   readonly activePid: number | null;
@@ -42,18 +44,21 @@ export async function readSlot(db: pg.ClientBase | pg.Pool, slot: string): Promi
       `replication slot ${slot} belongs to database ${row.database ?? '?'}, not ${row.current_db}: choose another --slot`,
     );
   }
-  if (row.wal_status === 'lost' || row.confirmed_flush_lsn === null) {
-    throw new PreconditionError(
-      `replication slot ${slot} is invalidated (wal_status=${row.wal_status ?? 'unknown'}): drop it with ` +
-        `SELECT pg_drop_replication_slot('${slot}'); walbox then recreates it and catches up from the table`,
-    );
-  }
   return {
-    confirmedFlushLsn: parseLsn(row.confirmed_flush_lsn),
+    lost: row.wal_status === 'lost' || row.confirmed_flush_lsn === null,
+    confirmedFlushLsn: row.confirmed_flush_lsn === null ? 0n : parseLsn(row.confirmed_flush_lsn),
     active: row.active,
     activePid: row.active_pid,
     walStatus: row.wal_status,
   };
+}
+
+/** Drops a slot no walsender holds any more (an invalidated one). */
+export async function dropSlot(db: pg.ClientBase | pg.Pool, slot: string): Promise<void> {
+  await db.query(
+    'SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1',
+    [slot],
+  );
 }
 
 /**

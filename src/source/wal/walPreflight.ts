@@ -22,16 +22,23 @@ export interface PreflightNames {
 type Db = pg.Pool | pg.ClientBase;
 
 /**
- * Every check WAL mode needs before it touches a slot, each with the fix when it fails. `walbox run` stops at the
- * failures (exit 3); `walbox doctor` lists them all.
+ * Every check a mode needs before it starts (WAL mode: before it touches a slot), each with the fix when it fails.
+ * `walbox run` stops at the failures (exit 3); `walbox doctor` lists them all.
  */
-export async function runWalPreflight(db: Db, names: PreflightNames): Promise<PreflightCheck[]> {
+export async function runPreflight(
+  db: Db,
+  names: PreflightNames,
+  mode: 'wal' | 'poll',
+): Promise<PreflightCheck[]> {
   const checks: PreflightCheck[] = [];
-  checks.push(await checkWalLevel(db));
-  checks.push(await checkReplicationRole(db));
+  if (mode === 'wal') {
+    checks.push(await checkWalLevel(db));
+    checks.push(await checkReplicationRole(db));
+  }
   const table = await checkTable(db, names);
   checks.push(table);
   if (table.ok) checks.push(await checkTablePrivileges(db, names));
+  if (mode === 'poll') return checks;
   checks.push(await checkStateTable(db, names));
   // A missing table would also fail the publication check: report the cause only.
   if (table.ok) checks.push(await checkPublication(db, names));

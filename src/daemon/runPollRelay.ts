@@ -1,0 +1,62 @@
+import pg from 'pg';
+
+import type { RelayConfig } from '../config/relayConfig.js';
+import type { RelayObserver, Sink } from '../core/ports.js';
+import { notifyChannel } from '../outbox/outboxNames.js';
+import type { Logger } from '../observability/createLogger.js';
+import { NotifyListener } from '../source/poll/notifyListener.js';
+import { PollRelay } from '../source/poll/pollRelay.js';
+import { sleep } from './sleep.js';
+
+export interface PollRelayContext {
+  readonly config: RelayConfig;
+  readonly databaseUrl: string;
+  readonly sink: Sink;
+  readonly logger: Logger;
+  readonly observer: RelayObserver;
+  readonly stop: AbortSignal;
+  readonly onStreaming?: () => void;
+}
+
+/** Poll mode: the claim-publish-mark loop, woken by NOTIFY (when the trigger is installed) or the interval. */
+export async function runPollRelay(context: PollRelayContext): Promise<void> {
+  const { config, logger } = context;
+  const pool = new pg.Pool({
+    connectionString: context.databaseUrl,
+    application_name: 'walbox poll',
+    max: 2,
+    options: '-c DateStyle=ISO -c TimeZone=UTC',
+  });
+  pool.on('error', (error) => logger.debug({ err: error }, 'idle database connection failed'));
+  const relay = new PollRelay(
+    { pool, sink: context.sink, logger, observer: context.observer, sleep },
+    {
+      schema: config.schema,
+      table: config.table,
+      batchSize: config.batchSize,
+      pollIntervalMs: config.pollIntervalMs,
+      maxAttempts: config.maxAttempts,
+      retryBackoffInitialMs: config.retryBackoffInitialMs,
+      retryBackoffMaxMs: config.retryBackoffMaxMs,
+    },
+  );
+  const listener = new NotifyListener({
+    databaseUrl: context.databaseUrl,
+    channel: notifyChannel(config.schema, config.table),
+    logger,
+    onNotify: () => relay.notify(),
+  });
+  listener.start();
+  logger.info(
+    { table: `${config.schema}.${config.table}`, pollIntervalMs: config.pollIntervalMs },
+    'polling the outbox',
+  );
+  context.onStreaming?.();
+  try {
+    await relay.run(context.stop);
+    logger.info({}, 'stopped; the last batch is committed');
+  } finally {
+    await listener.stop();
+    await pool.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,73 @@
+import { quoteQualified } from '../../db/quoteIdentifier.js';
+import { selectOutboxRow } from '../../db/outboxRowQuery.js';
+
+/** SQL of the poll relay for one outbox table; every value is a bound parameter. */
+export interface PollQueries {
+  /** $1 window, $2 limit: lock the heads (earliest pending row) of aggregates that may go now. */
+  readonly claimHeads: string;
+  /** $1 aggregate types, $2 aggregate ids, $3 limit: lock the first pending rows of those aggregates. */
+  readonly claimFollowers: string;
+  /** $1 ids: the full rows, in seq order. */
+  readonly selectRows: string;
+  /** $1 ids. */
+  readonly markProcessed: string;
+  /** $1 ids, $2 error, $3 initial backoff ms, $4 max backoff ms, $5 max attempts. */
+  readonly recordFailure: string;
+  /** $1 ids, $2 errors. */
+  readonly deadLetter: string;
+}
+
+/**
+ * Ordering across several relays: only the head of an aggregate (its earliest pending row by seq) can be claimed,
+ * with FOR UPDATE SKIP LOCKED; the rows after a claimed head are then locked by the same relay. An aggregate whose
+ * head is in flight elsewhere (locked) or waiting for a retry (retry_after in the future) is not taken at all, so
+ * none of its later events can overtake. Candidates are the first `window` pending rows by seq: if any row of an
+ * aggregate is among them, so is its head.
+ */
+export function buildPollQueries(schema: string, table: string): PollQueries {
+  const t = quoteQualified(schema, table);
+  const pending = 'o.processed_at IS NULL AND o.dead_lettered_at IS NULL';
+  return {
+    claimHeads: `
+      WITH candidates AS (
+        SELECT id, aggregate_type, aggregate_id, seq FROM ${t} AS o
+         WHERE ${pending}
+         ORDER BY seq
+         LIMIT $1
+      ), heads AS (
+        SELECT DISTINCT ON (aggregate_type, aggregate_id) id, seq
+          FROM candidates
+         ORDER BY aggregate_type, aggregate_id, seq
+      )
+      SELECT o.id::text AS id, o.aggregate_type, o.aggregate_id, o.seq::text AS seq
+        FROM ${t} AS o JOIN heads h ON h.id = o.id
+       WHERE ${pending} AND (o.retry_after IS NULL OR o.retry_after <= now())
+       ORDER BY o.seq
+       LIMIT $2
+         FOR UPDATE OF o SKIP LOCKED`,
+    claimFollowers: `
+      SELECT o.id::text AS id, o.aggregate_type, o.aggregate_id, o.seq::text AS seq,
+             (o.retry_after IS NULL OR o.retry_after <= now()) AS eligible
+        FROM ${t} AS o
+        JOIN unnest($1::text[], $2::text[]) AS a(aggregate_type, aggregate_id)
+          ON a.aggregate_type = o.aggregate_type AND a.aggregate_id = o.aggregate_id
+       WHERE ${pending}
+       ORDER BY o.seq
+       LIMIT $3
+         FOR UPDATE OF o`,
+    selectRows: `${selectOutboxRow(schema, table)} WHERE o.id = ANY($1::uuid[]) ORDER BY o.seq`,
+    markProcessed: `UPDATE ${t} SET processed_at = now() WHERE id = ANY($1::uuid[])`,
+    recordFailure: `
+      UPDATE ${t} AS o
+         SET attempts = o.attempts + 1,
+             last_error = $2,
+             retry_after = now() + make_interval(secs => least($4::float8, $3::float8 * power(2, o.attempts)) / 1000),
+             dead_lettered_at = CASE WHEN o.attempts + 1 >= $5 THEN now() END
+       WHERE o.id = ANY($1::uuid[])`,
+    deadLetter: `
+      UPDATE ${t} AS o
+         SET dead_lettered_at = now(), last_error = r.reason, attempts = o.attempts + 1
+        FROM unnest($1::uuid[], $2::text[]) AS r(id, reason)
+       WHERE o.id = r.id`,
+  };
+}
