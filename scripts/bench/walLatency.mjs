@@ -3,13 +3,13 @@
 // time (pg_xact_commit_timestamp, track_commit_timestamp=on). Starts its own stack; prints JSON.
 // Usage: npm run build && node scripts/bench/walLatency.mjs [eventsPerSecond=1000] [seconds=20]
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import kafkajs from 'kafkajs';
 import pg from 'pg';
 
 import { ROOT, startStack, stopStack } from '../stack/stack.mjs';
+import { readRssKb, waitFor } from './benchSupport.mjs';
 
 const RATE = Number(process.argv[2] ?? 1000);
 const SECONDS = Number(process.argv[3] ?? 20);
@@ -90,7 +90,7 @@ try {
       [`agg-${i % 1000}`, JSON.stringify({ i })],
     );
     writes.push(inserted[0]);
-    if (i % RATE === 0) peakRssKb = Math.max(peakRssKb, readRss(relay.pid));
+    if (i % RATE === 0) peakRssKb = Math.max(peakRssKb, readRssKb(relay.pid));
   }
   await waitFor(() => appended.size >= total, 120_000);
   await consumer.disconnect();
@@ -119,20 +119,4 @@ try {
   relay?.kill('SIGTERM');
   await db.end().catch(() => undefined);
   await stopStack({ stateDir: STATE_DIR, log });
-}
-
-function readRss(pid) {
-  try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
-async function waitFor(condition, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('bench: timed out');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }

@@ -1,5 +1,4 @@
-import pg from 'pg';
-
+import { createPool } from '../db/createPool.js';
 import type { RelayConfig } from '../config/relayConfig.js';
 import type { RelayObserver, Sink } from '../core/ports.js';
 import { notifyChannel } from '../outbox/outboxNames.js';
@@ -21,13 +20,7 @@ export interface PollRelayContext {
 /** Poll mode: the claim-publish-mark loop, woken by NOTIFY (when the trigger is installed) or the interval. */
 export async function runPollRelay(context: PollRelayContext): Promise<void> {
   const { config, logger } = context;
-  const pool = new pg.Pool({
-    connectionString: context.databaseUrl,
-    application_name: 'walbox poll',
-    max: 2,
-    options: '-c DateStyle=ISO -c TimeZone=UTC',
-  });
-  pool.on('error', (error) => logger.debug({ err: error }, 'idle database connection failed'));
+  const pool = createPool(context.databaseUrl, { applicationName: 'walbox poll', max: 2, logger });
   const relay = new PollRelay(
     { pool, sink: context.sink, logger, observer: context.observer, sleep },
     {

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 
 import type { RelayConfig } from '../config/relayConfig.js';
 import { deliverBatch } from '../core/deliverBatch.js';
@@ -6,6 +6,7 @@ import { formatLsn, parseLsn, type Lsn } from '../core/lsn.js';
 import type { OutboxStore, RelayObserver, Sink } from '../core/ports.js';
 import type { RetryContext } from '../core/retryUntilDone.js';
 import { StreamRelay } from '../core/streamRelay.js';
+import { createPool } from '../db/createPool.js';
 import { describeDatabase } from '../db/describeDatabase.js';
 import { PgOutboxStore } from '../db/pgOutboxStore.js';
 import { SQLSTATE, errorCodeOf, isTransientConnectionError } from '../db/sqlState.js';
@@ -45,13 +46,7 @@ const SLOT_AHEAD_TOLERANCE = 64n * 1024n * 1024n;
  */
 export async function runWalRelay(context: WalRelayContext): Promise<void> {
   const { config, logger } = context;
-  const pool = new pg.Pool({
-    connectionString: context.databaseUrl,
-    application_name: 'walbox',
-    max: 3,
-    options: '-c DateStyle=ISO -c TimeZone=UTC',
-  });
-  pool.on('error', (error) => logger.debug({ err: error }, 'idle database connection failed'));
+  const pool = createPool(context.databaseUrl, { applicationName: 'walbox', max: 3, logger });
   const store = new PgOutboxStore(pool, config);
   const state = new WalboxState(pool, config);
   const retry: RetryContext = {

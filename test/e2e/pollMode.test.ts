@@ -5,55 +5,16 @@ import pg from 'pg';
 
 import { reportDelivery } from '../support/deliveryReport.js';
 import { writeLoad, type WrittenEvent } from '../support/outboxWriter.js';
-import { startRelayProcess, type RelayProcess } from '../support/relayProcess.js';
+import { withRelaySetup, type RelaySetup } from '../support/relaySetup.js';
 import { runCli } from '../support/runCli.js';
 import { startBroker, stopBroker } from '../support/stackControl.js';
 import { withClient } from '../support/testDatabase.js';
-import { TopicReader } from '../support/topicReader.js';
-import { createWalFixture, type WalFixture } from '../support/walFixture.js';
+import type { TopicReader } from '../support/topicReader.js';
 import { waitFor } from '../support/waitFor.js';
 
 const BATCH_SIZE = 100;
 
-interface Setup {
-  readonly fixture: WalFixture;
-  readonly table: string;
-  reader(): Promise<TopicReader>;
-  startRelay(...extra: string[]): RelayProcess;
-}
-
-async function withSetup(
-  body: (setup: Setup) => Promise<void>,
-  topicOptions: { partitions?: number; config?: Record<string, string> } = {},
-): Promise<void> {
-  const fixture = await createWalFixture();
-  const relays: RelayProcess[] = [];
-  let reader: TopicReader | undefined;
-  try {
-    await fixture.createTopic(fixture.topicFor('order'), topicOptions);
-    await body({
-      fixture,
-      table: `${pg.escapeIdentifier(fixture.schema)}.outbox_events`,
-      reader: async () => (reader ??= await TopicReader.start([fixture.topicFor('order')])),
-      startRelay: (...extra) => {
-        const relay = startRelayProcess(fixture.relayArgs('--batch-size', String(BATCH_SIZE), ...extra));
-        relays.push(relay);
-        return relay;
-      },
-    });
-  } catch (error) {
-    for (const [i, relay] of relays.entries())
-      console.error(`relay ${i + 1}:\n${relay.lines.slice(-30).join('\n')}`);
-    throw error;
-  } finally {
-    for (const relay of relays) {
-      relay.child.kill('SIGCONT');
-      await relay.stop('SIGKILL');
-    }
-    await reader?.stop();
-    await fixture.cleanUp();
-  }
-}
+type Setup = RelaySetup;
 
 async function countPending(setup: Setup): Promise<number> {
   const rows = await setup.fixture.query<{ n: string }>(
@@ -64,7 +25,7 @@ async function countPending(setup: Setup): Promise<number> {
 
 describe('poll mode', () => {
   it('3 relays, 10k events on 200 aggregates, a broker restart and poison events: nothing lost, order kept, only the poison dead-lettered', async () => {
-    await withSetup(
+    await withRelaySetup(
       async (setup) => {
         const relays = [1, 2, 3].map(() => setup.startRelay('--mode', 'poll', '--poll-interval', '200ms'));
         for (const relay of relays) await relay.waitForLine(/polling the outbox/);
@@ -107,12 +68,12 @@ describe('poll mode', () => {
         assert.deepEqual(dead.map((r) => r.id).sort(), poison.map((r) => r.id).sort());
         for (const row of dead) assert.match(row.last_error, /exceeds max\.message\.bytes/);
       },
-      { config: { 'max.message.bytes': '20000' } },
+      { batchSize: BATCH_SIZE, topic: { config: { 'max.message.bytes': '20000' } } },
     );
   });
 
   it('wakes on NOTIFY well before the poll interval, polls without it, and survives a killed LISTEN connection', async (t) => {
-    await withSetup(async (setup) => {
+    await withRelaySetup(async (setup) => {
       const base = [
         'migrate',
         '--database-url',
@@ -147,7 +108,7 @@ describe('poll mode', () => {
   });
 
   it('switches wal → poll → wal under continuous writes without losing or reordering events', async () => {
-    await withSetup(async (setup) => {
+    await withRelaySetup(async (setup) => {
       const committed: WrittenEvent[] = [];
       const writing = new AbortController();
       const writer = (async () => {
@@ -189,7 +150,7 @@ describe('poll mode', () => {
 
 describe('WAL mode slot recovery', () => {
   it('delivers the rows pending in the table when the slot was dropped out of band while the relay was down', async () => {
-    await withSetup(async (setup) => {
+    await withRelaySetup(async (setup) => {
       const first = setup.startRelay();
       await first.waitForLine(/streaming from the replication slot/);
       const before = await writeLoad({
@@ -227,7 +188,7 @@ describe('WAL mode slot recovery', () => {
         .then(() => c.query('SELECT pg_reload_conf()')),
     );
     try {
-      await withSetup(async (setup) => {
+      await withRelaySetup(async (setup) => {
         const relay = setup.startRelay();
         await relay.waitForLine(/streaming from the replication slot/);
         const before = await writeLoad({

@@ -6,10 +6,9 @@ import pg from 'pg';
 import { reportDelivery } from '../support/deliveryReport.js';
 import { javaPartition } from '../support/javaPartition.js';
 import { writeLoad } from '../support/outboxWriter.js';
-import { startRelayProcess, type RelayProcess } from '../support/relayProcess.js';
+import type { RelayProcess } from '../support/relayProcess.js';
+import { countProcessed, withRelaySetup, type RelaySetup } from '../support/relaySetup.js';
 import { requireDatabaseUrl } from '../support/testEnv.js';
-import { TopicReader } from '../support/topicReader.js';
-import { createWalFixture, type WalFixture } from '../support/walFixture.js';
 import { waitFor } from '../support/waitFor.js';
 
 const STREAMING = /streaming from the replication slot/;
@@ -17,60 +16,12 @@ const BATCH_SIZE = 100;
 /** Events published but not yet marked: at most two batches (core/streamRelay.ts). */
 const IN_FLIGHT_WINDOW = 2 * BATCH_SIZE;
 
-/** Runs `body` with a fresh fixture, a topic for aggregate type "order" and a reader; always cleans up. */
-async function withWalSetup(
-  body: (setup: {
-    fixture: WalFixture;
-    reader: () => Promise<TopicReader>;
-    relays: RelayProcess[];
-  }) => Promise<void>,
-  topicOptions: { partitions?: number; config?: Record<string, string> } = {},
-): Promise<void> {
-  const fixture = await createWalFixture();
-  const relays: RelayProcess[] = [];
-  let reader: TopicReader | undefined;
-  try {
-    await fixture.createTopic(fixture.topicFor('order'), topicOptions);
-    await body({
-      fixture,
-      relays,
-      reader: async () => (reader ??= await TopicReader.start([fixture.topicFor('order')])),
-    });
-  } catch (error) {
-    // The relay's own words are the first thing to read when a scenario fails.
-    for (const [i, relay] of relays.entries())
-      console.error(`relay ${i + 1}:\n${relay.lines.slice(-30).join('\n')}`);
-    throw error;
-  } finally {
-    for (const relay of relays) await relay.stop('SIGKILL');
-    await reader?.stop();
-    await fixture.cleanUp();
-  }
-}
-
-function startRelay(fixture: WalFixture, relays: RelayProcess[], ...extra: string[]): RelayProcess {
-  const relay = startRelayProcess(fixture.relayArgs('--batch-size', String(BATCH_SIZE), ...extra));
-  relays.push(relay);
-  return relay;
-}
-
-async function countProcessed(fixture: WalFixture): Promise<number> {
-  const rows = await fixture.query<{ n: string }>(
-    `SELECT count(*) AS n FROM ${pg.escapeIdentifier(fixture.schema)}.outbox_events WHERE processed_at IS NOT NULL`,
-  );
-  return Number(rows[0]?.n);
-}
-
 /** Writes 6000 events while a relay runs; once 1500 are delivered, `interrupt`s it and starts another. */
 async function restartUnderLoad(
-  {
-    fixture,
-    reader,
-    relays,
-  }: { fixture: WalFixture; reader: () => Promise<TopicReader>; relays: RelayProcess[] },
+  { fixture, reader, startRelay }: RelaySetup,
   interrupt: (relay: RelayProcess) => Promise<void>,
 ): Promise<ReturnType<typeof reportDelivery>> {
-  const first = startRelay(fixture, relays);
+  const first = startRelay();
   await first.waitForLine(STREAMING);
   const loading = writeLoad({
     schema: fixture.schema,
@@ -83,7 +34,7 @@ async function restartUnderLoad(
     what: '1500 events delivered before the interruption',
   });
   await interrupt(first);
-  const second = startRelay(fixture, relays);
+  const second = startRelay();
   await second.waitForLine(STREAMING);
   const load = await loading;
   const topic = await reader();
@@ -93,8 +44,8 @@ async function restartUnderLoad(
 
 describe('WAL mode', () => {
   it('delivers 10k events of 4 concurrent writers: all committed, none rolled back, per-aggregate order, SPEC message format', async () => {
-    await withWalSetup(async ({ fixture, reader, relays }) => {
-      const relay = startRelay(fixture, relays);
+    await withRelaySetup(async ({ fixture, reader, startRelay }) => {
+      const relay = startRelay();
       await relay.waitForLine(STREAMING);
       const load = await writeLoad({
         schema: fixture.schema,
@@ -160,7 +111,7 @@ describe('WAL mode', () => {
   });
 
   it('loses nothing when the relay is killed with SIGKILL under load; duplicates stay within the in-flight batch', async () => {
-    await withWalSetup(async (setup) => {
+    await withRelaySetup(async (setup) => {
       const report = await restartUnderLoad(setup, async (relay) => {
         relay.child.kill('SIGKILL');
         assert.equal((await relay.exited).signal, 'SIGKILL');
@@ -177,7 +128,7 @@ describe('WAL mode', () => {
   });
 
   it('SIGTERM drains and confirms: after a restart under load there are no duplicates', async () => {
-    await withWalSetup(async (setup) => {
+    await withRelaySetup(async (setup) => {
       const report = await restartUnderLoad(setup, async (relay) => {
         const exit = await relay.stop('SIGTERM');
         assert.equal(exit.code, 0, relay.lines.slice(-5).join('\n'));
@@ -195,8 +146,8 @@ describe('WAL mode', () => {
   });
 
   it('delivers a long transaction that was open across a relay crash, and back-to-back commits after it', async () => {
-    await withWalSetup(async ({ fixture, reader, relays }) => {
-      const first = startRelay(fixture, relays);
+    await withRelaySetup(async ({ fixture, reader, startRelay }) => {
+      const first = startRelay();
       await first.waitForLine(STREAMING);
       const long = new pg.Client({ connectionString: requireDatabaseUrl() });
       await long.connect();
@@ -232,7 +183,7 @@ describe('WAL mode', () => {
           aggregates: 50,
           rollbackRatio: 0,
         });
-        const second = startRelay(fixture, relays);
+        const second = startRelay();
         await second.waitForLine(STREAMING);
         await topic.waitForIds([longId, ...after.committed.map((e) => e.id)]);
         const report = reportDelivery(
@@ -248,8 +199,8 @@ describe('WAL mode', () => {
   });
 
   it('delivers rows that were pending before the slot existed first, in order', async () => {
-    await withWalSetup(
-      async ({ fixture, reader, relays }) => {
+    await withRelaySetup(
+      async ({ fixture, reader, startRelay }) => {
         const before = await writeLoad({
           schema: fixture.schema,
           aggregateType: 'order',
@@ -258,7 +209,7 @@ describe('WAL mode', () => {
           aggregates: 20,
           rollbackRatio: 0,
         });
-        const relay = startRelay(fixture, relays);
+        const relay = startRelay();
         await relay.waitForLine(STREAMING);
         const after = await writeLoad({
           schema: fixture.schema,
@@ -280,13 +231,13 @@ describe('WAL mode', () => {
         const positions = topic.ids().map((id) => preSlot.has(id));
         assert.equal(positions.lastIndexOf(true), preSlot.size - 1);
       },
-      { partitions: 1 },
+      { topic: { partitions: 1 } },
     );
   });
 
   it('keeps the slot advancing while the outbox is idle and other tables take writes (G5)', async () => {
-    await withWalSetup(async ({ fixture, relays }) => {
-      const relay = startRelay(fixture, relays);
+    await withRelaySetup(async ({ fixture, startRelay }) => {
+      const relay = startRelay();
       await relay.waitForLine(STREAMING);
       const noise = `${pg.escapeIdentifier(fixture.schema)}.noise`;
       const [start] = await fixture.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
@@ -309,8 +260,8 @@ describe('WAL mode', () => {
   });
 
   it('publishes the payload exactly as payload::text shows it (big integers, unicode, escaped quotes)', async () => {
-    await withWalSetup(async ({ fixture, reader, relays }) => {
-      const relay = startRelay(fixture, relays);
+    await withRelaySetup(async ({ fixture, reader, startRelay }) => {
+      const relay = startRelay();
       await relay.waitForLine(STREAMING);
       const rows = await fixture.query<{ id: string; payload: string }>(
         `INSERT INTO ${pg.escapeIdentifier(fixture.schema)}.outbox_events (aggregate_type, aggregate_id, event_type, payload, headers)
@@ -338,9 +289,9 @@ describe('WAL mode', () => {
   });
 
   it('dead-letters an event larger than the topic accepts, with last_error, and the others flow', async () => {
-    await withWalSetup(
-      async ({ fixture, reader, relays }) => {
-        const relay = startRelay(fixture, relays);
+    await withRelaySetup(
+      async ({ fixture, reader, startRelay }) => {
+        const relay = startRelay();
         await relay.waitForLine(STREAMING);
         const table = `${pg.escapeIdentifier(fixture.schema)}.outbox_events`;
         const inserted = await fixture.query<{ id: string; event_type: string }>(
@@ -381,7 +332,7 @@ describe('WAL mode', () => {
           [ids['huge']],
         );
       },
-      { config: { 'max.message.bytes': '20000' } },
+      { topic: { config: { 'max.message.bytes': '20000' } } },
     );
   });
 });

@@ -6,12 +6,11 @@ import pg from 'pg';
 
 import { reportDelivery } from '../support/deliveryReport.js';
 import { writeLoad, type WrittenEvent } from '../support/outboxWriter.js';
-import { startRelayProcess, type RelayProcess } from '../support/relayProcess.js';
+import { countProcessed, withRelaySetup, type RelaySetup } from '../support/relaySetup.js';
 import { runCli } from '../support/runCli.js';
 import { startBroker, startExtraPostgres, stopBroker } from '../support/stackControl.js';
 import { withClient } from '../support/testDatabase.js';
 import { uniqueName } from '../support/testEnv.js';
-import { TopicReader } from '../support/topicReader.js';
 import { createWalFixture, type WalFixture } from '../support/walFixture.js';
 import { waitFor } from '../support/waitFor.js';
 
@@ -20,49 +19,7 @@ const BATCH_SIZE = 100;
 /** Events published but not yet marked: at most two batches (core/streamRelay.ts). */
 const IN_FLIGHT_WINDOW = 2 * BATCH_SIZE;
 
-interface Setup {
-  readonly fixture: WalFixture;
-  readonly relays: RelayProcess[];
-  reader(): Promise<TopicReader>;
-  startRelay(...extra: string[]): RelayProcess;
-}
-
-async function withSetup(body: (setup: Setup) => Promise<void>): Promise<void> {
-  const fixture = await createWalFixture();
-  const relays: RelayProcess[] = [];
-  let reader: TopicReader | undefined;
-  try {
-    await fixture.createTopic(fixture.topicFor('order'));
-    await body({
-      fixture,
-      relays,
-      reader: async () => (reader ??= await TopicReader.start([fixture.topicFor('order')])),
-      startRelay: (...extra) => {
-        const relay = startRelayProcess(fixture.relayArgs('--batch-size', String(BATCH_SIZE), ...extra));
-        relays.push(relay);
-        return relay;
-      },
-    });
-  } catch (error) {
-    for (const [i, relay] of relays.entries())
-      console.error(`relay ${i + 1}:\n${relay.lines.slice(-30).join('\n')}`);
-    throw error;
-  } finally {
-    for (const relay of relays) {
-      relay.child.kill('SIGCONT');
-      await relay.stop('SIGKILL');
-    }
-    await reader?.stop();
-    await fixture.cleanUp();
-  }
-}
-
-async function countProcessed(fixture: WalFixture): Promise<number> {
-  const rows = await fixture.query<{ n: string }>(
-    `SELECT count(*) AS n FROM ${pg.escapeIdentifier(fixture.schema)}.outbox_events WHERE processed_at IS NOT NULL`,
-  );
-  return Number(rows[0]?.n);
-}
+type Setup = RelaySetup;
 
 async function confirmedFlush(fixture: WalFixture): Promise<string> {
   const rows = await fixture.query<{ lsn: string }>(
@@ -103,7 +60,7 @@ async function assertAllDelivered(
 
 describe('WAL mode resilience', () => {
   it('keeps confirmed_flush_lsn put while the broker is stopped for 20 s under load, then delivers everything in order', async () => {
-    await withSetup(async (setup) => {
+    await withRelaySetup(async (setup) => {
       const relay = setup.startRelay();
       await relay.waitForLine(STREAMING);
       const loading = spreadLoad(setup.fixture, 4_000);
@@ -136,7 +93,7 @@ describe('WAL mode resilience', () => {
   });
 
   it('reconnects after pg_terminate_backend of the walsender under load, losing nothing', async () => {
-    await withSetup(async (setup) => {
+    await withRelaySetup(async (setup) => {
       const relay = setup.startRelay();
       await relay.waitForLine(STREAMING);
       const loading = spreadLoad(setup.fixture);
@@ -163,7 +120,7 @@ describe('WAL mode resilience', () => {
       c.query(`ALTER SYSTEM SET wal_sender_timeout = '3s'`).then(() => c.query('SELECT pg_reload_conf()')),
     );
     try {
-      await withSetup(async (setup) => {
+      await withRelaySetup(async (setup) => {
         const relay = setup.startRelay();
         await relay.waitForLine(STREAMING);
         const loading = spreadLoad(setup.fixture);
@@ -195,7 +152,7 @@ describe('WAL mode resilience', () => {
   });
 
   it('delivers one 100k-row transaction in order with bounded memory', async (t) => {
-    await withSetup(async (setup) => {
+    await withRelaySetup(async (setup) => {
       const relay = setup.startRelay('--batch-size', '500');
       await relay.waitForLine(STREAMING);
       const table = `${pg.escapeIdentifier(setup.fixture.schema)}.outbox_events`;
@@ -217,7 +174,7 @@ describe('WAL mode resilience', () => {
   });
 
   it('gives up after --shutdown-timeout when the broker is down, confirms nothing unacked and exits 1', async () => {
-    await withSetup(async (setup) => {
+    await withRelaySetup(async (setup) => {
       const relay = setup.startRelay('--shutdown-timeout', '3s');
       await relay.waitForLine(STREAMING);
       const delivered = await writeLoad({

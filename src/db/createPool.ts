@@ -1,0 +1,22 @@
+import pg from 'pg';
+
+import type { RelayLogger } from '../core/ports.js';
+
+/**
+ * A pool for the relay's own queries. Timestamps are read as text in one DateStyle and time zone everywhere, so
+ * both modes format created_at the same way. The pool reconnects by itself after an outage; an idle client's
+ * error is only logged (the next query reports it).
+ */
+export function createPool(
+  databaseUrl: string,
+  options: { applicationName: string; max: number; logger: RelayLogger },
+): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    application_name: options.applicationName,
+    max: options.max,
+    options: '-c DateStyle=ISO -c TimeZone=UTC',
+  });
+  pool.on('error', (error) => options.logger.debug({ err: error }, 'idle database connection failed'));
+  return pool;
+}
