@@ -10,7 +10,7 @@ import { createPool } from '../db/createPool.js';
 import { describeDatabase } from '../db/describeDatabase.js';
 import { PgOutboxStore } from '../db/pgOutboxStore.js';
 import { SQLSTATE, errorCodeOf, isTransientConnectionError } from '../db/sqlState.js';
-import { WalboxState } from '../db/walboxState.js';
+import { WalboxState, type SlotRecord } from '../db/walboxState.js';
 import { PreconditionError, WalboxError } from '../errors.js';
 import type { Logger } from '../observability/createLogger.js';
 import { drainPendingRows } from '../source/poll/drainPendingRows.js';
@@ -35,8 +35,6 @@ const HIGH_WATER_ITEMS = 20_000;
 const HIGH_WATER_BYTES = 64 * 1024 * 1024;
 /** Reconnect backoff; a recovered server is used within this much time. */
 const MAX_RECONNECT_DELAY_MS = 30_000;
-/** walbox records its confirmed position every few seconds, so the slot is normally a little ahead of it. */
-const SLOT_AHEAD_TOLERANCE = 64n * 1024n * 1024n;
 
 /**
  * WAL mode: check the outbox, make sure the slot exists and every row it will not stream is caught up, then
@@ -77,6 +75,7 @@ export async function runWalRelay(context: WalRelayContext): Promise<void> {
           highWaterItems: Math.max(HIGH_WATER_ITEMS, config.batchSize * 4),
           highWaterBytes: HIGH_WATER_BYTES,
           logger,
+          persistPosition: (lsn) => state.recordConfirmed(lsn),
         });
         context.observer.recovered?.({ step: 'replication' });
         context.onStreaming?.();
@@ -92,7 +91,7 @@ export async function runWalRelay(context: WalRelayContext): Promise<void> {
             store,
             logger,
             sleep,
-            observer: withStateUpdates(context.observer, state, logger),
+            observer: context.observer,
           },
           { batchSize: config.batchSize, retry: retry.policy, startLsn },
         );
@@ -141,9 +140,9 @@ export async function runWalRelay(context: WalRelayContext): Promise<void> {
 /**
  * Makes sure the slot exists and that every row it will not stream is delivered first. A missing or invalidated
  * slot is (re)created with an exported snapshot, and the rows pending in that snapshot are delivered before
- * streaming. An existing slot is also caught up from the table first, every time: whatever happened to the slot
- * while walbox was not looking (advanced, recreated, a crash during catch-up), rows still pending are delivered,
- * in seq order, and their streamed copies are skipped as already processed.
+ * streaming. An existing slot is caught up from the table first when it may have skipped rows (see
+ * catchUpReason): rows still pending are delivered in seq order, and their streamed copies are skipped as
+ * already processed.
  */
 async function prepareSlot(
   context: WalRelayContext,
@@ -189,6 +188,7 @@ async function prepareSlot(
       },
     );
     if (context.stop.aborted) return consistentPoint;
+    await state.recordConfirmed(consistentPoint);
     await state.markCaughtUp();
     logger.info(
       { slot: config.slot, lsn: formatLsn(consistentPoint), rows: drained },
@@ -203,42 +203,32 @@ async function prepareSlot(
     return slot.confirmedFlushLsn;
   }
   const recorded = await state.read();
-  if (recorded === undefined || !recorded.caughtUp) {
-    logger.warn(
-      { slot: config.slot },
-      'slot found without a completed catch-up: delivering pending rows from the table first',
-    );
-    if (recorded === undefined) await state.recordSlot(slot.confirmedFlushLsn);
-  } else if (
-    recorded.confirmedLsn !== null &&
-    slot.confirmedFlushLsn > parseLsn(recorded.confirmedLsn) + SLOT_AHEAD_TOLERANCE
-  ) {
-    logger.warn(
-      { slot: config.slot, slotLsn: formatLsn(slot.confirmedFlushLsn), walboxLsn: recorded.confirmedLsn },
-      'slot is ahead of what walbox confirmed (advanced or recreated out of band?): catching up from the table',
-    );
-  }
+  const reason = catchUpReason(recorded, slot.confirmedFlushLsn);
+  if (reason === undefined) return slot.confirmedFlushLsn;
+  logger.warn(
+    { slot: config.slot, slotLsn: formatLsn(slot.confirmedFlushLsn), walboxLsn: recorded?.confirmedLsn },
+    `${reason}: delivering the rows pending in the table first`,
+  );
+  if (recorded?.sameSystem !== true) await state.recordSlot(slot.confirmedFlushLsn);
   const drained = await drain();
   if (context.stop.aborted) return slot.confirmedFlushLsn;
   await state.markCaughtUp();
-  if (drained > 0) logger.info({ slot: config.slot, rows: drained }, 'pending rows caught up from the table');
+  logger.info({ slot: config.slot, rows: drained }, 'pending rows caught up from the table');
   return slot.confirmedFlushLsn;
 }
 
-/** Records the confirmed position in walbox_state now and then (slot-loss detection), never blocking the stream. */
-function withStateUpdates(observer: RelayObserver, state: WalboxState, logger: Logger): RelayObserver {
-  let lastWrite = 0;
-  return {
-    ...observer,
-    confirmed: (lsn) => {
-      observer.confirmed?.(lsn);
-      if (Date.now() - lastWrite < 5_000) return;
-      lastWrite = Date.now();
-      state
-        .recordConfirmed(lsn)
-        .catch((error: unknown) => logger.debug({ err: error }, 'could not record the confirmed position'));
-    },
-  };
+/**
+ * Why an existing slot may have skipped rows, or undefined when it cannot have: walbox records every position
+ * before it reports it, so a slot ahead of that record was moved by someone else.
+ */
+function catchUpReason(recorded: SlotRecord | undefined, slotLsn: Lsn): string | undefined {
+  if (recorded === undefined) return 'slot found that walbox has no record of (created by hand?)';
+  if (!recorded.sameSystem) return 'slot record comes from another cluster (restored or promoted?)';
+  if (!recorded.caughtUp) return 'the catch-up after the slot was created did not finish';
+  if (recorded.confirmedLsn !== null && slotLsn > parseLsn(recorded.confirmedLsn)) {
+    return 'slot is ahead of what walbox confirmed (advanced or recreated out of band?)';
+  }
+  return undefined;
 }
 
 /** After the final status update, wait (briefly) until the server shows it, so a restart replays nothing. */

@@ -6,6 +6,8 @@ import { quoteQualified } from './quoteIdentifier.js';
 export interface SlotRecord {
   readonly caughtUp: boolean;
   readonly confirmedLsn: string | null;
+  /** False when the record was written on another cluster (a restored backup, a promoted copy). */
+  readonly sameSystem: boolean;
 }
 
 /** The walbox_state row of one slot (see sql/000003_create_walbox_state.sql). */
@@ -20,12 +22,20 @@ export class WalboxState {
   }
 
   async read(): Promise<SlotRecord | undefined> {
-    const { rows } = await this.db.query<{ caught_up: boolean; confirmed_lsn: string | null }>(
-      `SELECT caught_up_at IS NOT NULL AS caught_up, confirmed_lsn::text FROM ${this.table} WHERE slot = $1`,
+    const { rows } = await this.db.query<{
+      caught_up: boolean;
+      confirmed_lsn: string | null;
+      same_system: boolean;
+    }>(
+      `SELECT caught_up_at IS NOT NULL AS caught_up, confirmed_lsn::text,
+              system_identifier = (SELECT system_identifier::text FROM pg_control_system()) AS same_system
+         FROM ${this.table} WHERE slot = $1`,
       [this.names.slot],
     );
     const row = rows[0];
-    return row === undefined ? undefined : { caughtUp: row.caught_up, confirmedLsn: row.confirmed_lsn };
+    return row === undefined
+      ? undefined
+      : { caughtUp: row.caught_up, confirmedLsn: row.confirmed_lsn, sameSystem: row.same_system };
   }
 
   /** A new slot (ours or found without a record): its pre-existing pending rows still need a catch-up. */

@@ -17,12 +17,16 @@ export interface WalSourceOptions {
   readonly highWaterItems: number;
   readonly highWaterBytes: number;
   readonly logger: RelayLogger;
+  /** Records a position before it is reported to the server. */
+  readonly persistPosition: (lsn: Lsn) => Promise<void>;
 }
 
 /**
  * WAL mode's ChangeStream: decoded pgoutput messages become stream items in one FIFO, data and keepalives in
  * wire order (so a keepalive is only seen after every data message sent before it). Status updates go out on
- * our own timer, on every confirm and whenever the server asks, also while the socket is paused.
+ * our own timer and whenever the server asks, also while the socket is paused. Before a status update reports a
+ * new position, `persistPosition` records it (walbox_state), so the slot is never ahead of walbox's own record
+ * unless someone else moved it.
  */
 export class WalSource implements ChangeStream {
   private readonly items: StreamItem[] = [];
@@ -33,6 +37,9 @@ export class WalSource implements ChangeStream {
   private failure: Error | undefined;
   private waiter: { resolve: () => void } | undefined;
   private confirmed: Lsn;
+  /** The position last reported to the server (and recorded before that). */
+  private reported: Lsn;
+  private reporting = false;
   private readonly relations = new Map<number, OutboxRelation | null>();
   private xid = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -40,6 +47,7 @@ export class WalSource implements ChangeStream {
 
   private constructor(private readonly options: WalSourceOptions) {
     this.confirmed = options.startLsn;
+    this.reported = options.startLsn;
     this.stream = new ReplicationStream({
       databaseUrl: options.databaseUrl,
       slot: options.slot,
@@ -56,7 +64,7 @@ export class WalSource implements ChangeStream {
       onKeepalive: (walEnd, replyRequested) => source.receiveKeepalive(walEnd, replyRequested),
       onClose: (error) => source.fail(error ?? new Error('the replication stream ended')),
     });
-    source.timer = setInterval(() => source.sendStatus(), options.statusIntervalMs);
+    source.timer = setInterval(() => void source.report(), options.statusIntervalMs);
     source.timer.unref();
     return source;
   }
@@ -86,9 +94,7 @@ export class WalSource implements ChangeStream {
   }
 
   confirm(lsn: Lsn): void {
-    if (lsn <= this.confirmed) return;
-    this.confirmed = lsn;
-    this.sendStatus();
+    if (lsn > this.confirmed) this.confirmed = lsn;
   }
 
   async stopReceiving(): Promise<void> {
@@ -101,7 +107,7 @@ export class WalSource implements ChangeStream {
   /** Sends the final status update and closes the connection. */
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
-    this.sendStatus();
+    await this.report();
     await this.stream.stop();
   }
 
@@ -109,8 +115,31 @@ export class WalSource implements ChangeStream {
     return this.confirmed;
   }
 
-  private sendStatus(replyRequested = false): void {
-    this.stream.sendStatus(this.confirmed, replyRequested);
+  /** Records the confirmed position, then reports it; on a failed record, reports the previous one again. */
+  private async report(): Promise<void> {
+    if (this.reporting) return;
+    this.reporting = true;
+    try {
+      const lsn = this.confirmed;
+      if (lsn > this.reported) {
+        try {
+          await this.options.persistPosition(lsn);
+          this.reported = lsn;
+        } catch (error) {
+          this.options.logger.warn(
+            { err: error },
+            'could not record the confirmed position; reporting the previous one',
+          );
+        }
+      }
+      this.sendStatus();
+    } finally {
+      this.reporting = false;
+    }
+  }
+
+  private sendStatus(): void {
+    this.stream.sendStatus(this.reported);
   }
 
   private receive(message: PgoutputMessage): void {
