@@ -21,6 +21,11 @@ export interface WriterLoadOptions {
   readonly rollbackRatio?: number;
   /** Pause between a writer's transactions, to spread the load over time. */
   readonly pauseMs?: number;
+  /**
+   * Keep writing through PostgreSQL restarts: reconnect, and settle a transaction whose COMMIT got no answer by
+   * looking its events up, so `committed` stays exact.
+   */
+  readonly survivesOutages?: boolean;
   /** Called after each commit with the number of committed events so far. */
   readonly onCommit?: (committed: number) => void;
 }
@@ -28,6 +33,23 @@ export interface WriterLoadOptions {
 export interface WriterLoadResult {
   readonly committed: WrittenEvent[];
   readonly rolledBack: string[];
+}
+
+/** A writer's connection; with `retry`, waits (up to a minute) for a restarting server. */
+async function connectWriter(retry: boolean): Promise<pg.Client> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const client = new pg.Client({ connectionString: requireDatabaseUrl() });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return client;
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      if (!retry || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }
 
 /**
@@ -50,8 +72,7 @@ export async function writeLoad(options: WriterLoadOptions): Promise<WriterLoadR
   const rolledBack: string[] = [];
   let remaining = options.events;
   const writer = async (): Promise<void> => {
-    const client = new pg.Client({ connectionString: requireDatabaseUrl() });
-    await client.connect();
+    let client = await connectWriter(options.survivesOutages === true);
     try {
       while (remaining > 0) {
         const count = Math.min(remaining, 1 + Math.floor(Math.random() * 5));
@@ -68,8 +89,9 @@ export async function writeLoad(options: WriterLoadOptions): Promise<WriterLoadR
           .sort((a, b) => a - b)
           .map((n) => `agg-${n}`);
         const events: WrittenEvent[] = [];
-        await client.query('BEGIN');
+        let committing = false;
         try {
+          await client.query('BEGIN');
           for (let i = 0; i < count; i++) {
             const aggregateId = chosen[i % chosen.length] ?? 'agg-1';
             const { rows } = await client.query<{ version: number }>(
@@ -94,13 +116,25 @@ export async function writeLoad(options: WriterLoadOptions): Promise<WriterLoadR
             rolledBack.push(...events.map((e) => e.id));
             remaining += count;
           } else {
+            committing = true;
             await client.query('COMMIT');
             committed.push(...events);
             options.onCommit?.(committed.length);
           }
         } catch (error) {
           await client.query('ROLLBACK').catch(() => undefined);
-          throw error;
+          if (options.survivesOutages !== true) throw error;
+          await client.end().catch(() => undefined);
+          client = await connectWriter(true);
+          const ids = events.map((e) => e.id);
+          const { rows } = committing
+            ? await client.query<{ n: string }>(
+                `SELECT count(*) AS n FROM ${pg.escapeIdentifier(options.schema)}.${pg.escapeIdentifier(options.table ?? 'outbox_events')} WHERE id = ANY($1::uuid[])`,
+                [ids],
+              )
+            : { rows: [{ n: '0' }] };
+          if (Number(rows[0]?.n) === ids.length && ids.length > 0) committed.push(...events);
+          else remaining += count;
         }
         if (options.pauseMs !== undefined)
           await new Promise((resolve) => setTimeout(resolve, options.pauseMs));

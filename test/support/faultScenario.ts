@@ -1,0 +1,120 @@
+import { appendFileSync } from 'node:fs';
+
+import { reportDelivery } from './deliveryReport.js';
+import { writeLoad, type WrittenEvent } from './outboxWriter.js';
+import type { RelayProcess } from './relayProcess.js';
+import { withRelaySetup, type RelaySetup } from './relaySetup.js';
+
+export type RelayMode = 'wal' | 'poll';
+
+export interface ScenarioResult {
+  readonly scenario: string;
+  readonly mode: RelayMode;
+  readonly committed: number;
+  readonly lost: number;
+  readonly phantom: number;
+  readonly reordered: number;
+  readonly duplicates: number;
+  readonly peakLagBytes: number;
+}
+
+export interface FaultContext {
+  readonly setup: RelaySetup;
+  readonly mode: RelayMode;
+  /** The relay running now (replaced by restartRelay). */
+  relay(): RelayProcess;
+  /** Starts a relay of the scenario's mode (after the previous one exited) and waits until it works. */
+  restartRelay(): Promise<RelayProcess>;
+  /** True until the writers are done. */
+  loading(): boolean;
+}
+
+export const BATCH_SIZE = 100;
+
+/**
+ * Runs one fault scenario: a relay of `mode`, writers committing events for ~10 s, and `inject` doing harm
+ * meanwhile; then checks what reached Kafka with an independent consumer (lost, phantom, reordered, duplicates)
+ * and samples the slot's lag throughout. The result row is printed and, with FAULT_RESULTS set, appended there.
+ */
+export async function runFaultScenario(options: {
+  readonly scenario: string;
+  readonly mode: RelayMode;
+  readonly inject: (context: FaultContext) => Promise<void>;
+  readonly relayArgs?: readonly string[];
+}): Promise<ScenarioResult> {
+  let result: ScenarioResult | undefined;
+  await withRelaySetup(
+    async (setup) => {
+      const args = ['--mode', options.mode, '--poll-interval', '200ms', ...(options.relayArgs ?? [])];
+      const ready = options.mode === 'wal' ? /streaming from the replication slot/ : /polling the outbox/;
+      let current = setup.startRelay(...args);
+      await current.waitForLine(ready);
+      let peakLag = 0;
+      const done = new AbortController();
+      const sampler = (async () => {
+        while (!done.signal.aborted) {
+          const lag = await setup.fixture.slotLagBytes().catch(() => Number.NaN);
+          if (Number.isFinite(lag)) peakLag = Math.max(peakLag, lag);
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+      })();
+      const load = writeLoad({
+        schema: setup.fixture.schema,
+        aggregateType: 'order',
+        writers: 4,
+        events: 4_000,
+        aggregates: 200,
+        pauseMs: 30,
+        survivesOutages: true,
+      }).finally(() => done.abort());
+      const context: FaultContext = {
+        setup,
+        mode: options.mode,
+        relay: () => current,
+        restartRelay: async () => {
+          current = setup.startRelay(...args);
+          await current.waitForLine(ready, 120_000);
+          return current;
+        },
+        loading: () => !done.signal.aborted,
+      };
+      await options.inject(context);
+      const { committed }: { committed: WrittenEvent[] } = await load;
+      await sampler;
+      if (current.child.exitCode !== null || current.child.signalCode !== null) await context.restartRelay();
+      const topic = await setup.reader();
+      await topic
+        .waitForIds(
+          committed.map((e) => e.id),
+          180_000,
+        )
+        .catch(() => undefined);
+      const report = reportDelivery(committed, topic.messages);
+      result = {
+        scenario: options.scenario,
+        mode: options.mode,
+        committed: report.committed,
+        lost: report.lost.length,
+        phantom: report.phantom.length,
+        reordered: report.reordered.length,
+        duplicates: report.duplicates,
+        peakLagBytes: peakLag,
+      };
+    },
+    { batchSize: BATCH_SIZE },
+  );
+  if (result === undefined) throw new Error(`scenario ${options.scenario} produced no result`);
+  const line = formatResultRow(result);
+  console.log(line);
+  const file = process.env['FAULT_RESULTS'];
+  if (file !== undefined && file !== '') appendFileSync(file, `${line}\n`);
+  return result;
+}
+
+export const RESULT_HEADER =
+  '| scenario | mode | committed | lost | phantom | reordered | dups | peak lag |\n| --- | --- | --- | --- | --- | --- | --- | --- |';
+
+export function formatResultRow(r: ScenarioResult): string {
+  const lag = r.mode === 'poll' ? '—' : `${(r.peakLagBytes / 1024 / 1024).toFixed(1)} MiB`;
+  return `| ${r.scenario} | ${r.mode} | ${r.committed} | ${r.lost} | ${r.phantom} | ${r.reordered} | ${r.duplicates} | ${lag} |`;
+}
