@@ -112,6 +112,52 @@ const scenarios: Scenario[] = [
     maxDuplicates: (mode, cuts) => cuts * window(mode),
   },
   {
+    name: 'relay SIGSTOP past wal_sender_timeout',
+    modes: ['wal'],
+    inCi: false,
+    inject: async (context) => {
+      await context.setup.fixture.query(`ALTER SYSTEM SET wal_sender_timeout = '3s'`);
+      await context.setup.fixture.query('SELECT pg_reload_conf()');
+      try {
+        await pause(3_000);
+        context.relay().child.kill('SIGSTOP');
+        await pause(8_000);
+        context.relay().child.kill('SIGCONT');
+      } finally {
+        await context.setup.fixture.query('ALTER SYSTEM RESET wal_sender_timeout');
+        await context.setup.fixture.query('SELECT pg_reload_conf()');
+      }
+      return 1;
+    },
+    maxDuplicates: (mode) => window(mode),
+  },
+  {
+    name: 'a second WAL relay on the same slot, then the first killed',
+    modes: ['wal'],
+    inCi: false,
+    inject: async (context) => {
+      // The second relay must wait for the slot (never stream alongside), and take over when the first dies.
+      const second = context.setup.startRelay('--mode', 'wal');
+      await pause(4_000);
+      assert.equal(second.lines.filter((l) => /streaming from the replication slot/.test(l)).length, 0);
+      context.relay().child.kill('SIGKILL');
+      await second.waitForLine(/streaming from the replication slot/, 120_000);
+      return 1;
+    },
+    maxDuplicates: (mode) => window(mode),
+  },
+  {
+    name: 'a column added to the outbox table while streaming',
+    modes: ['wal', 'poll'],
+    inCi: false,
+    inject: async (context) => {
+      await pause(3_000);
+      await context.setup.fixture.query(`ALTER TABLE ${context.setup.table} ADD COLUMN trace_id text`);
+      return 0;
+    },
+    maxDuplicates: () => 0,
+  },
+  {
     name: 'relay↔Postgres connections cut by a proxy',
     modes: ['wal'],
     inCi: true,
@@ -148,8 +194,13 @@ describe('fault injection', () => {
           },
         });
         assert.deepEqual(
-          { lost: result.lost, phantom: result.phantom, reordered: result.reordered },
-          { lost: 0, phantom: 0, reordered: 0 },
+          {
+            lost: result.lost,
+            phantom: result.phantom,
+            reordered: result.reordered,
+            leakedSecrets: result.leakedSecrets,
+          },
+          { lost: 0, phantom: 0, reordered: 0, leakedSecrets: 0 },
         );
         const allowed = scenario.maxDuplicates(mode, injected);
         assert.ok(

@@ -16,6 +16,10 @@ export interface ScenarioResult {
   readonly reordered: number;
   readonly duplicates: number;
   readonly peakLagBytes: number;
+  /** Peak WAL the slot kept (current WAL position − restart_lsn). */
+  readonly peakRetainedBytes: number;
+  /** Relay log lines that contain the database password: must be none. */
+  readonly leakedSecrets: number;
 }
 
 export interface FaultContext {
@@ -50,11 +54,14 @@ export async function runFaultScenario(options: {
       let current = setup.startRelay(...args);
       await current.waitForLine(ready);
       let peakLag = 0;
+      let peakRetained = 0;
       const done = new AbortController();
       const sampler = (async () => {
         while (!done.signal.aborted) {
           const lag = await setup.fixture.slotLagBytes().catch(() => Number.NaN);
           if (Number.isFinite(lag)) peakLag = Math.max(peakLag, lag);
+          const retained = await setup.fixture.slotRetainedBytes().catch(() => Number.NaN);
+          if (Number.isFinite(retained)) peakRetained = Math.max(peakRetained, retained);
           await new Promise((resolve) => setTimeout(resolve, 250));
         }
       })();
@@ -66,6 +73,8 @@ export async function runFaultScenario(options: {
         aggregates: 200,
         pauseMs: 30,
         survivesOutages: true,
+        rollbackRatio: 0.1,
+        savepointRollbackRatio: 0.05,
       }).finally(() => done.abort());
       const context: FaultContext = {
         setup,
@@ -90,6 +99,8 @@ export async function runFaultScenario(options: {
         )
         .catch(() => undefined);
       const report = reportDelivery(committed, topic.messages);
+      const password = new URL(setup.fixture.databaseUrl).password;
+      const leakedSecrets = setup.relays.flatMap((r) => r.lines).filter((l) => l.includes(password)).length;
       result = {
         scenario: options.scenario,
         mode: options.mode,
@@ -99,6 +110,8 @@ export async function runFaultScenario(options: {
         reordered: report.reordered.length,
         duplicates: report.duplicates,
         peakLagBytes: peakLag,
+        peakRetainedBytes: peakRetained,
+        leakedSecrets,
       };
     },
     { batchSize: BATCH_SIZE },
@@ -111,10 +124,8 @@ export async function runFaultScenario(options: {
   return result;
 }
 
-export const RESULT_HEADER =
-  '| scenario | mode | committed | lost | phantom | reordered | dups | peak lag |\n| --- | --- | --- | --- | --- | --- | --- | --- |';
-
 export function formatResultRow(r: ScenarioResult): string {
-  const lag = r.mode === 'poll' ? '—' : `${(r.peakLagBytes / 1024 / 1024).toFixed(1)} MiB`;
-  return `| ${r.scenario} | ${r.mode} | ${r.committed} | ${r.lost} | ${r.phantom} | ${r.reordered} | ${r.duplicates} | ${lag} |`;
+  const mib = (bytes: number): string =>
+    r.mode === 'poll' ? '—' : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  return `| ${r.scenario} | ${r.mode} | ${r.committed} | ${r.lost} | ${r.phantom} | ${r.reordered} | ${r.duplicates} | ${mib(r.peakLagBytes)} | ${mib(r.peakRetainedBytes)} |`;
 }

@@ -19,6 +19,8 @@ export interface WriterLoadOptions {
   readonly aggregates: number;
   /** Share of transactions rolled back at the end. */
   readonly rollbackRatio?: number;
+  /** Share of events preceded by one written and rolled back to a savepoint in the same transaction. */
+  readonly savepointRollbackRatio?: number;
   /** Pause between a writer's transactions, to spread the load over time. */
   readonly pauseMs?: number;
   /**
@@ -94,6 +96,25 @@ export async function writeLoad(options: WriterLoadOptions): Promise<WriterLoadR
           await client.query('BEGIN');
           for (let i = 0; i < count; i++) {
             const aggregateId = chosen[i % chosen.length] ?? 'agg-1';
+            if (Math.random() < (options.savepointRollbackRatio ?? 0)) {
+              // An event written and undone inside the transaction: it must never reach Kafka.
+              await client.query('SAVEPOINT undone');
+              await client.query(`UPDATE ${aggregates} SET version = version + 1 WHERE id = $1`, [
+                aggregateId,
+              ]);
+              const undone = await enqueue(
+                client,
+                {
+                  aggregateType: options.aggregateType,
+                  aggregateId,
+                  eventType: 'test.undone',
+                  payloadJson: '{}',
+                },
+                { schema: options.schema, table: options.table ?? 'outbox_events' },
+              );
+              await client.query('ROLLBACK TO SAVEPOINT undone');
+              rolledBack.push(undone.id);
+            }
             const { rows } = await client.query<{ version: number }>(
               `UPDATE ${aggregates} SET version = version + 1 WHERE id = $1 RETURNING version`,
               [aggregateId],

@@ -22,8 +22,22 @@ export interface WalFixture {
   ): Promise<void>;
   /** Bytes of WAL the slot has not confirmed yet. */
   slotLagBytes(): Promise<number>;
+  /** Bytes of WAL the slot keeps on disk (from restart_lsn). */
+  slotRetainedBytes(): Promise<number>;
   query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
   cleanUp(): Promise<void>;
+}
+
+/** Bytes between the current WAL position and one of the slot's positions (NaN without the slot). */
+async function slotWalDistance(slot: string, column: 'confirmed_flush_lsn' | 'restart_lsn'): Promise<number> {
+  const rows = await withClient(async (client) => {
+    const result = await client.query<{ bytes: string | null }>(
+      `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), ${column})::text AS bytes FROM pg_replication_slots WHERE slot_name = $1`,
+      [slot],
+    );
+    return result.rows;
+  });
+  return Number(rows[0]?.bytes ?? Number.NaN);
 }
 
 /** A migrated outbox in its own schema, with its own publication, slot name and topic prefix. */
@@ -82,17 +96,8 @@ export async function createWalFixture(): Promise<WalFixture> {
         ],
       });
     },
-    async slotLagBytes() {
-      const rows = await withClient(async (client) => {
-        const result = await client.query<{ lag: string | null }>(
-          `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text AS lag
-             FROM pg_replication_slots WHERE slot_name = $1`,
-          [slot],
-        );
-        return result.rows;
-      });
-      return Number(rows[0]?.lag ?? Number.NaN);
-    },
+    slotLagBytes: () => slotWalDistance(slot, 'confirmed_flush_lsn'),
+    slotRetainedBytes: () => slotWalDistance(slot, 'restart_lsn'),
     query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
       withClient(async (client) => (await client.query<R>(text, values)).rows),
     async cleanUp() {

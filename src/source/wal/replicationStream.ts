@@ -115,11 +115,11 @@ export class ReplicationStream {
     ]);
   }
 
-  /** Reports `flushLsn` as written, flushed and applied (exactly: no +1). */
-  sendStatus(flushLsn: Lsn, replyRequested = false): boolean {
+  /** Reports `flushLsn` as flushed and applied (exactly: no +1), and `receivedLsn` as written. */
+  sendStatus(flushLsn: Lsn, receivedLsn: Lsn, replyRequested = false): boolean {
     const connection = (this.service as unknown as ServiceInternals)._connection;
     if (this.closed || connection === null || connection === undefined) return false;
-    connection.sendCopyFromChunk(buildStandbyStatusUpdate(flushLsn, new Date(), replyRequested));
+    connection.sendCopyFromChunk(buildStandbyStatusUpdate(flushLsn, new Date(), replyRequested, receivedLsn));
     return true;
   }
 

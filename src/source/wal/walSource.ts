@@ -25,8 +25,8 @@ export interface WalSourceOptions {
  * WAL mode's ChangeStream: decoded pgoutput messages become stream items in one FIFO, data and keepalives in
  * wire order (so a keepalive is only seen after every data message sent before it). Status updates go out on
  * our own timer and whenever the server asks, also while the socket is paused. Before a status update reports a
- * new position, `persistPosition` records it (walbox_state), so the slot is never ahead of walbox's own record
- * unless someone else moved it.
+ * new position, `persistPosition` records it (walbox_state), so the slot is ahead of walbox's own record only if
+ * someone else moved it (or the record could not be written: then the next start merely catches up).
  */
 export class WalSource implements ChangeStream {
   private readonly items: StreamItem[] = [];
@@ -40,6 +40,9 @@ export class WalSource implements ChangeStream {
   /** The position last reported to the server (and recorded before that). */
   private reported: Lsn;
   private reporting = false;
+  private replyWanted = false;
+  /** Everything up to here has reached us (commit ends and keepalive positions): the status update's write. */
+  private received: Lsn;
   private readonly relations = new Map<number, OutboxRelation | null>();
   private xid = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -48,6 +51,7 @@ export class WalSource implements ChangeStream {
   private constructor(private readonly options: WalSourceOptions) {
     this.confirmed = options.startLsn;
     this.reported = options.startLsn;
+    this.received = options.startLsn;
     this.stream = new ReplicationStream({
       databaseUrl: options.databaseUrl,
       slot: options.slot,
@@ -95,6 +99,11 @@ export class WalSource implements ChangeStream {
 
   confirm(lsn: Lsn): void {
     if (lsn > this.confirmed) this.confirmed = lsn;
+    // The server asked for a reply (e.g. a walsender waiting to shut down): answer with the new position now.
+    if (this.replyWanted) {
+      this.replyWanted = false;
+      void this.report();
+    }
   }
 
   async stopReceiving(): Promise<void> {
@@ -115,22 +124,21 @@ export class WalSource implements ChangeStream {
     return this.confirmed;
   }
 
-  /** Records the confirmed position, then reports it; on a failed record, reports the previous one again. */
+  /**
+   * Records the confirmed position, then reports it. When the record cannot be written, the position is reported
+   * anyway: a slot ahead of the record only costs a catch-up from the table on the next start, while withholding
+   * it would hold up a server that is shutting down (its walsender waits for our flush position).
+   */
   private async report(): Promise<void> {
     if (this.reporting) return;
     this.reporting = true;
     try {
       const lsn = this.confirmed;
       if (lsn > this.reported) {
-        try {
-          await this.options.persistPosition(lsn);
-          this.reported = lsn;
-        } catch (error) {
-          this.options.logger.warn(
-            { err: error },
-            'could not record the confirmed position; reporting the previous one',
-          );
-        }
+        await this.options.persistPosition(lsn).catch((error: unknown) => {
+          this.options.logger.debug({ err: error }, 'could not record the confirmed position');
+        });
+        this.reported = lsn;
       }
       this.sendStatus();
     } finally {
@@ -139,7 +147,7 @@ export class WalSource implements ChangeStream {
   }
 
   private sendStatus(): void {
-    this.stream.sendStatus(this.reported);
+    this.stream.sendStatus(this.reported, this.received);
   }
 
   private receive(message: PgoutputMessage): void {
@@ -149,6 +157,7 @@ export class WalSource implements ChangeStream {
         this.push({ kind: 'begin' });
         return;
       case 'commit':
+        if (message.endLsn > this.received) this.received = message.endLsn;
         this.push({ kind: 'commit', endLsn: message.endLsn });
         return;
       case 'relation':
@@ -180,9 +189,14 @@ export class WalSource implements ChangeStream {
   }
 
   private receiveKeepalive(walEnd: Lsn, replyRequested: boolean): void {
+    if (walEnd > this.received) this.received = walEnd;
     this.push({ kind: 'keepalive', walEnd });
-    // Answer at once with what is durably delivered, so wal_sender_timeout never fires.
-    if (replyRequested) this.sendStatus();
+    // Answer at once with what is durably delivered, so wal_sender_timeout never fires; and again as soon as
+    // the position moves.
+    if (replyRequested) {
+      this.replyWanted = true;
+      this.sendStatus();
+    }
   }
 
   private push(item: StreamItem): void {

@@ -25,17 +25,25 @@ export type XLogHeader =
   | { readonly kind: 'other'; readonly byte: number };
 
 /**
- * The Standby status update ('r') that confirms `flushLsn`. write = flush = apply = flushLsn exactly: a logical
- * slot only reads flush, and we confirm commit end LSNs, where the next transaction's commit record may start,
- * so flushLsn + 1 could make the server skip that transaction after a restart.
+ * The Standby status update ('r') that confirms `flushLsn`. flush = apply = flushLsn exactly: a logical slot only
+ * reads flush, and we confirm commit end LSNs, where the next transaction's commit record may start, so
+ * flushLsn + 1 could make the server skip that transaction after a restart. write is what has been received
+ * (at least flushLsn): a walsender that is shutting down waits until write reaches what it sent.
  */
-export function buildStandbyStatusUpdate(flushLsn: bigint, now: Date, replyRequested = false): Buffer {
+export function buildStandbyStatusUpdate(
+  flushLsn: bigint,
+  now: Date,
+  replyRequested = false,
+  writeLsn: bigint = flushLsn,
+): Buffer {
   if (flushLsn < 0n || flushLsn > MAX_UINT64) throw new RangeError(`LSN out of range: ${flushLsn}`);
+  const written = writeLsn > flushLsn ? writeLsn : flushLsn;
+  if (written > MAX_UINT64) throw new RangeError(`LSN out of range: ${written}`);
   const nowMs = now.getTime();
   if (!Number.isFinite(nowMs)) throw new RangeError('invalid clock time');
   const message = Buffer.alloc(STANDBY_STATUS_UPDATE_BYTES);
   message.write('r', 0, 'latin1');
-  message.writeBigUInt64BE(flushLsn, 1);
+  message.writeBigUInt64BE(written, 1);
   message.writeBigUInt64BE(flushLsn, 9);
   message.writeBigUInt64BE(flushLsn, 17);
   message.writeBigInt64BE(BigInt(nowMs - PG_EPOCH_MS) * 1000n, 25);

@@ -82,3 +82,14 @@ describe('parseXLogHeader', () => {
     for (const chunk of truncated) assert.throws(() => parseXLogHeader(chunk), DecodeError);
   });
 });
+
+describe('buildStandbyStatusUpdate with a received position', () => {
+  it('reports what was received as write, and never less than flush', () => {
+    const message = buildStandbyStatusUpdate(0x100n, new Date('2026-01-01T00:00:00Z'), false, 0x500n);
+    assert.equal(message.readBigUInt64BE(1), 0x500n, 'write = received');
+    assert.equal(message.readBigUInt64BE(9), 0x100n, 'flush = confirmed');
+    assert.equal(message.readBigUInt64BE(17), 0x100n, 'apply = confirmed');
+    const behind = buildStandbyStatusUpdate(0x100n, new Date('2026-01-01T00:00:00Z'), false, 0x50n);
+    assert.equal(behind.readBigUInt64BE(1), 0x100n);
+  });
+});
