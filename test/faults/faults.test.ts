@@ -142,6 +142,7 @@ const scenarios: Scenario[] = [
       assert.equal(second.lines.filter((l) => /streaming from the replication slot/.test(l)).length, 0);
       context.relay().child.kill('SIGKILL');
       await second.waitForLine(/streaming from the replication slot/, 120_000);
+      context.adopt(second);
       return 1;
     },
     maxDuplicates: (mode) => window(mode),

@@ -29,6 +29,8 @@ export interface FaultContext {
   relay(): RelayProcess;
   /** Starts a relay of the scenario's mode (after the previous one exited) and waits until it works. */
   restartRelay(): Promise<RelayProcess>;
+  /** Makes `relay` (started by the scenario itself) the current one. */
+  adopt(relay: RelayProcess): void;
   /** True until the writers are done. */
   loading(): boolean;
 }
@@ -84,6 +86,9 @@ export async function runFaultScenario(options: {
           current = setup.startRelay(...args);
           await current.waitForLine(ready, 120_000);
           return current;
+        },
+        adopt: (relay) => {
+          current = relay;
         },
         loading: () => !done.signal.aborted,
       };
