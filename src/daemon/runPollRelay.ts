@@ -1,24 +1,12 @@
 import { createPool } from '../db/createPool.js';
-import type { RelayConfig } from '../config/relayConfig.js';
-import type { RelayObserver, Sink } from '../core/ports.js';
 import { notifyChannel } from '../outbox/outboxNames.js';
-import type { Logger } from '../observability/createLogger.js';
 import { NotifyListener } from '../source/poll/notifyListener.js';
 import { PollRelay } from '../source/poll/pollRelay.js';
+import type { RelayContext } from './relayContext.js';
 import { sleep } from './sleep.js';
 
-export interface PollRelayContext {
-  readonly config: RelayConfig;
-  readonly databaseUrl: string;
-  readonly sink: Sink;
-  readonly logger: Logger;
-  readonly observer: RelayObserver;
-  readonly stop: AbortSignal;
-  readonly onStreaming?: () => void;
-}
-
 /** Poll mode: the claim-publish-mark loop, woken by NOTIFY (when the trigger is installed) or the interval. */
-export async function runPollRelay(context: PollRelayContext): Promise<void> {
+export async function runPollRelay(context: RelayContext): Promise<void> {
   const { config, logger } = context;
   const pool = createPool(context.databaseUrl, { applicationName: 'walbox poll', max: 2, logger });
   const relay = new PollRelay(

@@ -1,9 +1,8 @@
 import type pg from 'pg';
 
-import type { RelayConfig } from '../config/relayConfig.js';
 import { deliverBatch } from '../core/deliverBatch.js';
 import { formatLsn, parseLsn, type Lsn } from '../core/lsn.js';
-import type { OutboxStore, RelayObserver, Sink } from '../core/ports.js';
+import type { OutboxStore } from '../core/ports.js';
 import type { RetryContext } from '../core/retryUntilDone.js';
 import { StreamRelay } from '../core/streamRelay.js';
 import { createPool } from '../db/createPool.js';
@@ -12,23 +11,11 @@ import { PgOutboxStore } from '../db/pgOutboxStore.js';
 import { SQLSTATE, errorCodeOf, isTransientConnectionError } from '../db/sqlState.js';
 import { WalboxState, type SlotRecord } from '../db/walboxState.js';
 import { PreconditionError, WalboxError } from '../errors.js';
-import type { Logger } from '../observability/createLogger.js';
 import { drainPendingRows } from '../source/poll/drainPendingRows.js';
 import { createSlotWithSnapshot, dropSlot, readSlot } from '../source/wal/replicationSlot.js';
 import { WalSource } from '../source/wal/walSource.js';
+import type { RelayContext } from './relayContext.js';
 import { sleep } from './sleep.js';
-
-export interface WalRelayContext {
-  readonly config: RelayConfig;
-  readonly databaseUrl: string;
-  readonly sink: Sink;
-  readonly logger: Logger;
-  readonly observer: RelayObserver;
-  readonly stop: AbortSignal;
-  readonly giveUp: AbortSignal;
-  /** Called each time streaming (re)starts. */
-  readonly onStreaming?: () => void;
-}
 
 /** Buffered stream items above which the replication socket is paused (G6). */
 const HIGH_WATER_ITEMS = 20_000;
@@ -42,7 +29,7 @@ const MAX_RECONNECT_DELAY_MS = 30_000;
  * walsender) restart the stream from the slot's confirmed position with backoff; nothing is confirmed that is
  * not delivered, so a restart only repeats work.
  */
-export async function runWalRelay(context: WalRelayContext): Promise<void> {
+export async function runWalRelay(context: RelayContext): Promise<void> {
   const { config, logger } = context;
   const pool = createPool(context.databaseUrl, { applicationName: 'walbox', max: 3, logger });
   const store = new PgOutboxStore(pool, config);
@@ -145,7 +132,7 @@ export async function runWalRelay(context: WalRelayContext): Promise<void> {
  * already processed.
  */
 async function prepareSlot(
-  context: WalRelayContext,
+  context: RelayContext,
   pool: pg.Pool,
   store: OutboxStore,
   state: WalboxState,
@@ -242,7 +229,7 @@ async function waitForSlotConfirmed(pool: pg.Pool, slot: string, lsn: Lsn): Prom
 }
 
 /** A function, not a property read, so that the linter does not narrow it across awaits. */
-function isStopping(context: WalRelayContext): boolean {
+function isStopping(context: RelayContext): boolean {
   return context.stop.aborted;
 }
 

@@ -2,7 +2,6 @@ import {
   CompressionTypes,
   Partitioners,
   type Admin,
-  type Kafka,
   type Message,
   type Producer,
   type TopicMessages,
@@ -48,7 +47,6 @@ const ACKS_ALL = -1;
  */
 export class KafkaSink implements Sink {
   private constructor(
-    private readonly kafka: Kafka,
     private readonly admin: Admin,
     private readonly producer: Producer,
     private readonly catalog: TopicCatalog,
@@ -100,7 +98,7 @@ export class KafkaSink implements Sink {
       replicationFactor: options.topicReplicationFactor,
       logger: options.logger,
     });
-    return new KafkaSink(kafka, admin, producer, catalog, options);
+    return new KafkaSink(admin, producer, catalog, options);
   }
 
   async publish(records: readonly OutboxRecord[]): Promise<PublishResult> {
@@ -167,11 +165,6 @@ export class KafkaSink implements Sink {
   async close(): Promise<void> {
     await this.producer.disconnect().catch(() => undefined);
     await this.admin.disconnect().catch(() => undefined);
-  }
-
-  /** The underlying client, for the daemon's health checks. */
-  client(): Kafka {
-    return this.kafka;
   }
 
   /** Sends in order; when the broker rejects records, halves the chunk until the culprits stand alone. */

@@ -1,0 +1,18 @@
+import type { RelayConfig } from '../config/relayConfig.js';
+import type { RelayObserver, Sink } from '../core/ports.js';
+import type { Logger } from '../observability/createLogger.js';
+
+/** What the composition root hands to a mode's run loop. */
+export interface RelayContext {
+  readonly config: RelayConfig;
+  readonly databaseUrl: string;
+  readonly sink: Sink;
+  readonly logger: Logger;
+  readonly observer: RelayObserver;
+  /** Aborted by the first SIGTERM/SIGINT: finish what is in flight, then stop. */
+  readonly stop: AbortSignal;
+  /** Aborted when --shutdown-timeout runs out: give up without confirming anything more. */
+  readonly giveUp: AbortSignal;
+  /** Called each time delivery (re)starts. */
+  readonly onStreaming?: () => void;
+}
