@@ -54,6 +54,13 @@ function readStackState(): StackState {
   return JSON.parse(readFileSync(path, 'utf8')) as StackState;
 }
 
+/** The private cluster's server log (everything it logged so far). */
+export function readPostgresLog(): string {
+  const { postgres } = readStackState();
+  const { logFile } = postgres as { logFile: string };
+  return readFileSync(logFile, 'utf8');
+}
+
 /** A real stop of the broker process (SIGTERM, or SIGKILL with `kill`); its data directory stays. */
 export async function stopBroker(options: { kill?: boolean } = {}): Promise<void> {
   const { kafka } = readStackState();
