@@ -225,7 +225,8 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     flag: 'metrics-host',
     kind: 'string',
     default: '127.0.0.1',
-    description: 'address of the /metrics, /healthz and /readyz server',
+    description:
+      'address of the /metrics, /healthz and /readyz server (accepted; the server is not there yet)',
     commands: RUN,
   },
   {
@@ -235,7 +236,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     min: 0,
     max: 65_535,
     default: 9464,
-    description: 'port of the metrics server; 0 disables it',
+    description: 'port of the metrics server; 0 disables it (accepted; the server is not there yet)',
     commands: RUN,
   },
   {

@@ -66,11 +66,6 @@ export class AckTracker {
     return this.pendingEvents;
   }
 
-  /** Transactions begun but not yet confirmable (open, or waiting for acks). */
-  openTransactions(): number {
-    return this.transactions.length;
-  }
-
   private get(transactionId: number): TrackedTransaction {
     const transaction = this.byId.get(transactionId);
     if (transaction === undefined) throw new Error(`unknown transaction ${transactionId}`);

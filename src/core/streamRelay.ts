@@ -105,11 +105,6 @@ export class StreamRelay {
     if (this.batch.length > 0) await this.flush(signal);
   }
 
-  /** Events received but not yet delivered and marked. */
-  inFlightEvents(): number {
-    return this.tracker.inFlightEvents();
-  }
-
   confirmedLsn(): Lsn {
     return this.lastConfirmed;
   }

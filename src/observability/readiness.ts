@@ -16,12 +16,6 @@ export class Readiness {
     return this.started && this.failing.size === 0;
   }
 
-  /** Why the pipeline is not ready, for /readyz and logs. */
-  reasons(): string[] {
-    if (!this.started) return ['starting'];
-    return [...this.failing].map(([step, error]) => `${step}: ${error}`);
-  }
-
   markStarted(): void {
     const wasReady = this.isReady();
     this.started = true;

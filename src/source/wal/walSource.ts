@@ -120,10 +120,6 @@ export class WalSource implements ChangeStream {
     await this.stream.stop();
   }
 
-  confirmedLsn(): Lsn {
-    return this.confirmed;
-  }
-
   /**
    * Records the confirmed position, then reports it. When the record cannot be written, the position is reported
    * anyway: a slot ahead of the record only costs a catch-up from the table on the next start, while withholding
