@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import pg from 'pg';
 
 import { reportDelivery } from '../support/deliveryReport.js';
-import { writeLoad, type WrittenEvent } from '../support/outboxWriter.js';
+import { writeLoad, writeOrders, type WrittenEvent } from '../support/outboxWriter.js';
 import { withRelaySetup, type RelaySetup } from '../support/relaySetup.js';
 import { runCli } from '../support/runCli.js';
 import { startBroker, stopBroker } from '../support/stackControl.js';
@@ -113,14 +113,7 @@ describe('poll mode', () => {
       const writing = new AbortController();
       const writer = (async () => {
         while (!writing.signal.aborted) {
-          const load = await writeLoad({
-            schema: setup.fixture.schema,
-            aggregateType: 'order',
-            writers: 2,
-            events: 100,
-            aggregates: 50,
-            rollbackRatio: 0,
-          });
+          const load = await writeOrders(setup.fixture.schema, 100, 50);
           committed.push(...load.committed);
         }
       })();
@@ -153,23 +146,9 @@ describe('WAL mode slot recovery', () => {
     await withRelaySetup(async (setup) => {
       const first = setup.startRelay();
       await first.waitForLine(/streaming from the replication slot/);
-      const before = await writeLoad({
-        schema: setup.fixture.schema,
-        aggregateType: 'order',
-        writers: 2,
-        events: 300,
-        aggregates: 30,
-        rollbackRatio: 0,
-      });
+      const before = await writeOrders(setup.fixture.schema, 300, 30);
       assert.equal((await first.stop('SIGTERM')).code, 0);
-      const during = await writeLoad({
-        schema: setup.fixture.schema,
-        aggregateType: 'order',
-        writers: 2,
-        events: 300,
-        aggregates: 30,
-        rollbackRatio: 0,
-      });
+      const during = await writeOrders(setup.fixture.schema, 300, 30);
       await setup.fixture.query('SELECT pg_drop_replication_slot($1)', [setup.fixture.slot]);
       const second = setup.startRelay();
       await second.waitForLine(/streaming from the replication slot/);
@@ -191,23 +170,9 @@ describe('WAL mode slot recovery', () => {
       await withRelaySetup(async (setup) => {
         const relay = setup.startRelay();
         await relay.waitForLine(/streaming from the replication slot/);
-        const before = await writeLoad({
-          schema: setup.fixture.schema,
-          aggregateType: 'order',
-          writers: 2,
-          events: 200,
-          aggregates: 20,
-          rollbackRatio: 0,
-        });
+        const before = await writeOrders(setup.fixture.schema, 200, 20);
         relay.child.kill('SIGSTOP');
-        const during = await writeLoad({
-          schema: setup.fixture.schema,
-          aggregateType: 'order',
-          writers: 2,
-          events: 200,
-          aggregates: 20,
-          rollbackRatio: 0,
-        });
+        const during = await writeOrders(setup.fixture.schema, 200, 20);
         const noise = `${pg.escapeIdentifier(setup.fixture.schema)}.noise`;
         await setup.fixture.query(`CREATE TABLE ${noise} (filler text)`);
         await waitFor(
@@ -227,14 +192,7 @@ describe('WAL mode slot recovery', () => {
         );
         relay.child.kill('SIGCONT');
         await relay.waitForLine(/replication slot was invalidated/);
-        const after = await writeLoad({
-          schema: setup.fixture.schema,
-          aggregateType: 'order',
-          writers: 2,
-          events: 200,
-          aggregates: 20,
-          rollbackRatio: 0,
-        });
+        const after = await writeOrders(setup.fixture.schema, 200, 20);
         const committed = [...before.committed, ...during.committed, ...after.committed];
         const topic = await setup.reader();
         await topic.waitForIds(committed.map((e) => e.id));

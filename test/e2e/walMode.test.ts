@@ -5,7 +5,7 @@ import pg from 'pg';
 
 import { reportDelivery } from '../support/deliveryReport.js';
 import { javaPartition } from '../support/javaPartition.js';
-import { writeLoad } from '../support/outboxWriter.js';
+import { writeLoad, writeOrders } from '../support/outboxWriter.js';
 import type { RelayProcess } from '../support/relayProcess.js';
 import { countProcessed, withRelaySetup, type RelaySetup } from '../support/relaySetup.js';
 import { requireDatabaseUrl } from '../support/testEnv.js';
@@ -158,14 +158,7 @@ describe('WAL mode', () => {
            VALUES ('order', 'long-1', 'test.event', '{"long": true}') RETURNING id::text`,
         );
         const longId = rows[0]?.id ?? '';
-        const before = await writeLoad({
-          schema: fixture.schema,
-          aggregateType: 'order',
-          writers: 2,
-          events: 300,
-          aggregates: 50,
-          rollbackRatio: 0,
-        });
+        const before = await writeOrders(fixture.schema, 300, 50);
         const topic = await reader();
         await topic.waitForIds(before.committed.map((e) => e.id));
         // The slot moved past the long transaction's insert: only its commit record keeps it deliverable.
@@ -201,24 +194,10 @@ describe('WAL mode', () => {
   it('delivers rows that were pending before the slot existed first, in order', async () => {
     await withRelaySetup(
       async ({ fixture, reader, startRelay }) => {
-        const before = await writeLoad({
-          schema: fixture.schema,
-          aggregateType: 'order',
-          writers: 2,
-          events: 300,
-          aggregates: 20,
-          rollbackRatio: 0,
-        });
+        const before = await writeOrders(fixture.schema, 300, 20);
         const relay = startRelay();
         await relay.waitForLine(STREAMING);
-        const after = await writeLoad({
-          schema: fixture.schema,
-          aggregateType: 'order',
-          writers: 2,
-          events: 300,
-          aggregates: 20,
-          rollbackRatio: 0,
-        });
+        const after = await writeOrders(fixture.schema, 300, 20);
         const topic = await reader();
         await topic.waitForIds([before, after].flatMap((load) => load.committed.map((e) => e.id)));
         const report = reportDelivery([...before.committed, ...after.committed], topic.messages);

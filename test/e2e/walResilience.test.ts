@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import pg from 'pg';
 
 import { reportDelivery } from '../support/deliveryReport.js';
-import { writeLoad, type WrittenEvent } from '../support/outboxWriter.js';
+import { writeLoad, writeOrders, type WrittenEvent } from '../support/outboxWriter.js';
 import { countProcessed, withRelaySetup, type RelaySetup } from '../support/relaySetup.js';
 import { runCli } from '../support/runCli.js';
 import { startBroker, startExtraPostgres, stopBroker } from '../support/stackControl.js';
@@ -177,30 +177,14 @@ describe('WAL mode resilience', () => {
     await withRelaySetup(async (setup) => {
       const relay = setup.startRelay('--shutdown-timeout', '3s');
       await relay.waitForLine(STREAMING);
-      const delivered = await writeLoad({
-        schema: setup.fixture.schema,
-        aggregateType: 'order',
-        writers: 2,
-        events: 200,
-        aggregates: 20,
-        rollbackRatio: 0,
-      });
+      const delivered = await writeOrders(setup.fixture.schema, 200, 20);
       await waitFor(async () => (await countProcessed(setup.fixture)) === 200, {
         what: 'first events delivered',
       });
       await stopBroker();
       let pending: WrittenEvent[] = [];
       try {
-        pending = (
-          await writeLoad({
-            schema: setup.fixture.schema,
-            aggregateType: 'order',
-            writers: 2,
-            events: 100,
-            aggregates: 20,
-            rollbackRatio: 0,
-          })
-        ).committed;
+        pending = (await writeOrders(setup.fixture.schema, 100, 20)).committed;
         await relay.waitForLine(/publish to Kafka failed; retrying/, 60_000);
         const before = await confirmedFlush(setup.fixture);
         const exit = await relay.stop('SIGTERM');

@@ -167,3 +167,8 @@ export async function writeLoad(options: WriterLoadOptions): Promise<WriterLoadR
   await Promise.all(Array.from({ length: options.writers }, writer));
   return { committed, rolledBack };
 }
+
+/** The common small load of the e2e tests: 2 writers, "order" events, no rollbacks. */
+export function writeOrders(schema: string, events: number, aggregates: number): Promise<WriterLoadResult> {
+  return writeLoad({ schema, aggregateType: 'order', writers: 2, events, aggregates, rollbackRatio: 0 });
+}
