@@ -291,12 +291,14 @@ export async function killKafka({ runDir }) {
 
 // ---- start --------------------------------------------------------------------------------------------------
 
-async function writeServerProperties(root, p, port, controllerPort) {
+async function writeServerProperties(root, p, port, controllerPort, proxied) {
   const template = await fsp.readFile(path.join(root, 'tools', 'kafka', 'server.properties.in'), 'utf8');
   const text = template
     .replaceAll('@DATA_DIR@', p.dataDir)
     .replaceAll('@PORT@', String(port))
-    .replaceAll('@CPORT@', String(controllerPort));
+    .replaceAll('@CPORT@', String(controllerPort))
+    .replaceAll('@XPORT@', String(proxied.port))
+    .replaceAll('@XADVPORT@', String(proxied.advertisedPort));
   const left = text.match(/@[A-Z_]+@/);
   if (left) throw new Error(`server.properties.in: unknown placeholder ${left[0]}`);
   await fsp.writeFile(p.props, text);
@@ -344,7 +346,8 @@ function causeLines(text, max = 12) {
  * "Kafka Server started" and its port accepts TCP. Formats runDir/data only when it is not formatted yet, so
  * a restart on the same runDir keeps its topics and messages. port/controllerPort default to the ones of the
  * previous start in this runDir, else to free loopback ports (then a lost race for a port is retried once with
- * new ports). Resolves { pid, port, controllerPort, brokers: '127.0.0.1:<port>', runDir, logFile }.
+ * new ports). Resolves { pid, port, controllerPort, brokers: '127.0.0.1:<port>', runDir, logFile, proxied }, where
+ * proxied = { port, advertisedPort } is the listener a fault test reaches through its own proxy.
  */
 export async function startKafka({
   root,
@@ -371,16 +374,14 @@ export async function startKafka({
 
   // same ports as last time on a restart, unless told otherwise
   let picked = false;
-  if (port == null || controllerPort == null) {
-    let prev = {};
-    try {
-      prev = JSON.parse(await fsp.readFile(p.portsFile, 'utf8'));
-    } catch {
-      /* first start */
-    }
-    port ??= prev.port;
-    controllerPort ??= prev.controllerPort;
+  let prev = {};
+  try {
+    prev = JSON.parse(await fsp.readFile(p.portsFile, 'utf8'));
+  } catch {
+    /* first start */
   }
+  port ??= prev.port;
+  controllerPort ??= prev.controllerPort;
   const pick = async () => {
     const free = (await findFreePorts(3)).filter((x) => x !== port && x !== controllerPort);
     return free;
@@ -398,16 +399,22 @@ export async function startKafka({
   const lib = await fetchKafka({ root, log });
   const log4jConf = path.join(root, 'tools', 'kafka', 'log4j2.properties');
 
+  // the PROXIED listener (fault tests): kept across restarts, as a test's proxy listens on the advertised port
+  const proxied = prev.proxied ?? (await findFreePorts(2).then(([a, b]) => ({ port: a, advertisedPort: b })));
+
   for (let attempt = 1; ; attempt++) {
-    await writeServerProperties(root, p, port, controllerPort);
-    await fsp.writeFile(p.portsFile, JSON.stringify({ port, controllerPort }) + '\n');
+    await writeServerProperties(root, p, port, controllerPort, proxied);
+    await fsp.writeFile(p.portsFile, JSON.stringify({ port, controllerPort, proxied }) + '\n');
     if (exists(path.join(p.dataDir, 'meta.properties'))) {
       log(`data dir ${p.dataDir} already formatted: keeping it`);
     } else {
       await formatStorage({ lib, log4jConf, p, log });
     }
     try {
-      return await launch({ lib, log4jConf, p, port, controllerPort, log, timeoutMs, heap, jvmArgs });
+      return {
+        ...(await launch({ lib, log4jConf, p, port, controllerPort, log, timeoutMs, heap, jvmArgs })),
+        proxied,
+      };
     } catch (err) {
       if (!(picked && attempt === 1 && err.bindConflict)) throw err;
       log('a picked port was taken meanwhile: retrying once with new free ports');

@@ -4,6 +4,7 @@ import { reportDelivery } from './deliveryReport.js';
 import { writeLoad, type WrittenEvent } from './outboxWriter.js';
 import type { RelayProcess } from './relayProcess.js';
 import { withRelaySetup, type RelaySetup } from './relaySetup.js';
+import type { ConsumedMessage } from './topicReader.js';
 
 export type RelayMode = 'wal' | 'poll';
 
@@ -33,6 +34,10 @@ export interface FaultContext {
   adopt(relay: RelayProcess): void;
   /** True until the writers are done. */
   loading(): boolean;
+  /** Events the scenario committed itself (besides the writers'), for the checker. */
+  addCommitted(events: readonly WrittenEvent[]): void;
+  /** Messages the scenario read before it destroyed them (a deleted topic), for the checker. */
+  addDelivered(messages: readonly ConsumedMessage[]): void;
 }
 
 export const BATCH_SIZE = 100;
@@ -47,6 +52,12 @@ export async function runFaultScenario(options: {
   readonly mode: RelayMode;
   readonly inject: (context: FaultContext) => Promise<void>;
   readonly relayArgs?: readonly string[];
+  /** Environment of the relay processes (e.g. a test-only preload that breaks the relay on purpose). */
+  readonly relayEnv?: Record<string, string>;
+  /** Print and record the result row (off for a deliberately broken relay). */
+  readonly record?: boolean;
+  /** How long the checker waits for every committed event (a broken relay never delivers them all). */
+  readonly checkTimeoutMs?: number;
 }): Promise<ScenarioResult> {
   let result: ScenarioResult | undefined;
   await withRelaySetup(
@@ -78,6 +89,8 @@ export async function runFaultScenario(options: {
         rollbackRatio: 0.1,
         savepointRollbackRatio: 0.05,
       }).finally(() => done.abort());
+      const extraCommitted: WrittenEvent[] = [];
+      const extraDelivered: ConsumedMessage[] = [];
       const context: FaultContext = {
         setup,
         mode: options.mode,
@@ -91,19 +104,22 @@ export async function runFaultScenario(options: {
           current = relay;
         },
         loading: () => !done.signal.aborted,
+        addCommitted: (events) => extraCommitted.push(...events),
+        addDelivered: (messages) => extraDelivered.push(...messages),
       };
       await options.inject(context);
-      const { committed }: { committed: WrittenEvent[] } = await load;
+      const written: { committed: WrittenEvent[] } = await load;
+      const committed = [...written.committed, ...extraCommitted];
       await sampler;
       if (current.child.exitCode !== null || current.child.signalCode !== null) await context.restartRelay();
       const topic = await setup.reader();
       await topic
         .waitForIds(
           committed.map((e) => e.id),
-          180_000,
+          options.checkTimeoutMs ?? 180_000,
         )
         .catch(() => undefined);
-      const report = reportDelivery(committed, topic.messages);
+      const report = reportDelivery(committed, [...extraDelivered, ...topic.messages]);
       const password = new URL(setup.fixture.databaseUrl).password;
       const leakedSecrets = setup.relays.flatMap((r) => r.lines).filter((l) => l.includes(password)).length;
       result = {
@@ -119,9 +135,10 @@ export async function runFaultScenario(options: {
         leakedSecrets,
       };
     },
-    { batchSize: BATCH_SIZE },
+    { batchSize: BATCH_SIZE, relayEnv: options.relayEnv },
   );
   if (result === undefined) throw new Error(`scenario ${options.scenario} produced no result`);
+  if (options.record === false) return result;
   const line = formatResultRow(result);
   console.log(line);
   const file = process.env['FAULT_RESULTS'];

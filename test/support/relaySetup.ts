@@ -21,7 +21,12 @@ export interface RelaySetup {
  */
 export async function withRelaySetup(
   body: (setup: RelaySetup) => Promise<void>,
-  options: { batchSize?: number; topic?: { partitions?: number; config?: Record<string, string> } } = {},
+  options: {
+    batchSize?: number;
+    topic?: { partitions?: number; config?: Record<string, string> };
+    /** Environment of every relay process (e.g. NODE_OPTIONS for a test-only preload). */
+    relayEnv?: Record<string, string>;
+  } = {},
 ): Promise<void> {
   const fixture = await createWalFixture();
   const relays: RelayProcess[] = [];
@@ -36,6 +41,7 @@ export async function withRelaySetup(
       startRelay: (...extra) => {
         const relay = startRelayProcess(
           fixture.relayArgs('--batch-size', String(options.batchSize ?? 100), ...extra),
+          options.relayEnv,
         );
         relays.push(relay);
         return relay;

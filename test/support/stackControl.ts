@@ -32,7 +32,12 @@ export interface PostgresHandle {
 
 interface StackState {
   readonly postgres: unknown;
-  readonly kafka: { readonly runDir: string; readonly port: number; readonly controllerPort: number };
+  readonly kafka: {
+    readonly runDir: string;
+    readonly port: number;
+    readonly controllerPort: number;
+    readonly proxied: BrokerProxiedListener;
+  };
 }
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -52,6 +57,16 @@ function readStackState(): StackState {
     );
   }
   return JSON.parse(readFileSync(path, 'utf8')) as StackState;
+}
+
+/** The broker's PROXIED listener: it advertises `advertisedPort`, where a test's proxy forwards to `port`. */
+export interface BrokerProxiedListener {
+  readonly port: number;
+  readonly advertisedPort: number;
+}
+
+export function readBrokerProxiedListener(): BrokerProxiedListener {
+  return readStackState().kafka.proxied;
 }
 
 /** The private cluster's server log (everything it logged so far). */

@@ -4,7 +4,10 @@ export type ProxyMode = 'pass' | 'blackhole';
 
 /**
  * A loopback TCP proxy for fault tests: forwards to a target, and can cut every connection, blackhole traffic
- * (accept and hold, forward nothing) or delay each chunk. Only ever binds and connects to 127.0.0.1.
+ * or delay each chunk. Only ever binds and connects to 127.0.0.1.
+ *
+ * A blackhole holds the bytes instead of dropping them: on a real network TCP retransmits what was lost once the
+ * path heals, so the peers see silence and then the same byte stream, never a stream with a hole in it.
  */
 export class TcpProxy {
   private mode: ProxyMode = 'pass';
@@ -16,10 +19,14 @@ export class TcpProxy {
     readonly port: number,
   ) {}
 
-  static async start(targetPort: number): Promise<TcpProxy> {
+  /** Listens on `listenPort` (any free port by default) and forwards to `targetPort`. */
+  static async start(targetPort: number, listenPort = 0): Promise<TcpProxy> {
     const accepted: { proxy?: TcpProxy } = {};
     const server = createServer((client) => accepted.proxy?.accept(client, targetPort));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(listenPort, '127.0.0.1', resolve);
+    });
     const address = server.address();
     accepted.proxy = new TcpProxy(server, typeof address === 'object' && address !== null ? address.port : 0);
     return accepted.proxy;
@@ -36,6 +43,7 @@ export class TcpProxy {
 
   setMode(mode: ProxyMode): void {
     this.mode = mode;
+    for (const pair of this.pairs) for (const socket of pair) this.applyMode(socket);
   }
 
   setDelay(ms: number): void {
@@ -47,16 +55,22 @@ export class TcpProxy {
     await new Promise((resolve) => this.server.close(resolve));
   }
 
+  private applyMode(socket: Socket): void {
+    if (this.mode === 'blackhole') socket.pause();
+    else socket.resume();
+  }
+
   private accept(client: Socket, targetPort: number): void {
     const upstream = createConnection({ host: '127.0.0.1', port: targetPort });
     const pair: [Socket, Socket] = [client, upstream];
     this.pairs.add(pair);
     const forward = (from: Socket, to: Socket): void => {
       from.on('data', (chunk: Buffer) => {
-        if (this.mode === 'blackhole') return;
         if (this.delayMs === 0) to.write(chunk);
         else setTimeout(() => to.write(chunk), this.delayMs);
       });
+      // A paused socket reads nothing: the bytes wait in the kernel until the blackhole ends.
+      this.applyMode(from);
     };
     forward(client, upstream);
     forward(upstream, client);

@@ -69,6 +69,21 @@ export class TopicReader {
     );
   }
 
+  /** Waits until every partition has been read up to `ends` (next offsets, e.g. from fetchTopicOffsets). */
+  async waitForOffsets(topic: string, ends: ReadonlyMap<number, bigint>, timeoutMs = 60_000): Promise<void> {
+    await waitFor(
+      () =>
+        [...ends].every(
+          ([partition, end]) =>
+            end === 0n ||
+            this.messages.some(
+              (m) => m.topic === topic && m.partition === partition && BigInt(m.offset) + 1n >= end,
+            ),
+        ),
+      { timeoutMs, intervalMs: 200, what: `${topic} read to its end offsets` },
+    );
+  }
+
   async stop(): Promise<void> {
     await this.consumer.disconnect();
   }

@@ -20,6 +20,9 @@ export interface WalFixture {
     topic: string,
     options?: { partitions?: number; config?: Record<string, string> },
   ): Promise<void>;
+  deleteTopic(topic: string): Promise<void>;
+  /** The next offset of each partition of `topic` (what a reader has to reach to have read it all). */
+  topicEndOffsets(topic: string): Promise<Map<number, bigint>>;
   /** Bytes of WAL the slot has not confirmed yet. */
   slotLagBytes(): Promise<number>;
   /** Bytes of WAL the slot keeps on disk (from restart_lsn). */
@@ -95,6 +98,13 @@ export async function createWalFixture(): Promise<WalFixture> {
           },
         ],
       });
+    },
+    async deleteTopic(topic) {
+      await admin.deleteTopics({ topics: [topic] });
+    },
+    async topicEndOffsets(topic) {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return new Map(offsets.map((o) => [o.partition, BigInt(o.high)]));
     },
     slotLagBytes: () => slotWalDistance(slot, 'confirmed_flush_lsn'),
     slotRetainedBytes: () => slotWalDistance(slot, 'restart_lsn'),
