@@ -2,8 +2,13 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 
+import { cleanupCommand } from './commands/cleanupCommand.js';
+import { dlqCommand } from './commands/dlqCommand.js';
+import { doctorCommand } from './commands/doctorCommand.js';
 import { migrateCommand } from './commands/migrateCommand.js';
 import { runRelayCommand } from './commands/runRelayCommand.js';
+import { slotCommand } from './commands/slotCommand.js';
+import { statusCommand } from './commands/statusCommand.js';
 import { EXIT } from './exitCodeFor.js';
 
 /** Parses argv and dispatches; every command handler reports its own errors (runCommand). */
@@ -15,6 +20,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     )
     .command(runRelayCommand)
     .command(migrateCommand)
+    .command(statusCommand)
+    .command(doctorCommand)
+    .command(slotCommand)
+    .command(dlqCommand)
+    .command(cleanupCommand)
     .demandCommand(1, 'name a command (see walbox --help)')
     .strict()
     .recommendCommands()

@@ -50,7 +50,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     choices: ['wal', 'poll'],
     default: 'wal',
     description: 'wal streams the outbox from a logical replication slot; poll claims rows with SKIP LOCKED',
-    commands: RUN,
+    commands: ['run', 'status', 'doctor'],
   },
   {
     key: 'databaseUrl',
@@ -69,7 +69,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     default: [],
     fallbackEnv: 'KAFKA_BROKERS',
     description: 'comma-separated Kafka bootstrap servers (host:port,host:port)',
-    commands: RUN,
+    commands: ['run', 'doctor', 'dlq'],
   },
   {
     key: 'schema',
@@ -109,7 +109,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     kind: 'topicName',
     default: undefined,
     description: 'send every event to this one topic (overrides --topic-template)',
-    commands: RUN,
+    commands: ['run', 'dlq'],
   },
   {
     key: 'topicTemplate',
@@ -117,7 +117,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     kind: 'topicTemplate',
     default: 'outbox.{aggregate_type}',
     description: 'topic per event; placeholders {aggregate_type} and {event_type}',
-    commands: RUN,
+    commands: ['run', 'dlq'],
   },
   {
     key: 'createTopics',
@@ -125,7 +125,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     kind: 'boolean',
     default: false,
     description: 'create missing topics through the admin API instead of failing',
-    commands: RUN,
+    commands: ['run', 'dlq'],
   },
   {
     key: 'topicPartitions',
@@ -135,7 +135,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     max: 10_000,
     default: 6,
     description: 'partitions of topics created by --create-topics',
-    commands: RUN,
+    commands: ['run', 'dlq'],
   },
   {
     key: 'topicReplicationFactor',
@@ -145,7 +145,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     max: 32,
     default: 3,
     description: 'replication factor of topics created by --create-topics',
-    commands: RUN,
+    commands: ['run', 'dlq'],
   },
   {
     key: 'batchSize',
@@ -209,7 +209,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     kind: 'topicName',
     default: undefined,
     description: 'also produce dead-lettered events to this topic',
-    commands: RUN,
+    commands: ['run', 'dlq'],
   },
   {
     key: 'compression',
@@ -218,15 +218,14 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     choices: ['none', 'gzip'],
     default: 'none',
     description: 'compression of produce requests',
-    commands: RUN,
+    commands: ['run', 'dlq'],
   },
   {
     key: 'metricsHost',
     flag: 'metrics-host',
     kind: 'string',
     default: '127.0.0.1',
-    description:
-      'address of the /metrics, /healthz and /readyz server (accepted; the server is not there yet)',
+    description: 'address of the /metrics, /healthz and /readyz server (0.0.0.0 to serve beyond this host)',
     commands: RUN,
   },
   {
@@ -236,7 +235,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     min: 0,
     max: 65_535,
     default: 9464,
-    description: 'port of the metrics server; 0 disables it (accepted; the server is not there yet)',
+    description: 'port of the metrics server; 0 disables it',
     commands: RUN,
   },
   {
@@ -247,6 +246,15 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     default: 'info',
     description: 'log level',
     commands: DB_COMMANDS,
+  },
+  {
+    key: 'logFormat',
+    flag: 'log-format',
+    kind: 'choice',
+    choices: ['auto', 'json', 'pretty'],
+    default: 'auto',
+    description: 'json lines for log shippers, pretty for people; auto is pretty when stdout is a terminal',
+    commands: RUN,
   },
   {
     key: 'startupTimeoutMs',

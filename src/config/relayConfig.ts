@@ -1,6 +1,7 @@
 export type RelayMode = 'wal' | 'poll';
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 export type Compression = 'none' | 'gzip';
+export type LogFormat = 'auto' | 'json' | 'pretty';
 
 /** The one configuration object: built once by loadConfig(), frozen, passed down explicitly. */
 export interface RelayConfig {
@@ -27,6 +28,7 @@ export interface RelayConfig {
   readonly metricsHost: string;
   readonly metricsPort: number;
   readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
   readonly startupTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
 }

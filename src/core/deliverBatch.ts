@@ -8,12 +8,6 @@ export interface DeliveryDeps {
   readonly retry: RetryContext;
 }
 
-export interface DeliverySummary {
-  readonly published: number;
-  readonly skipped: number;
-  readonly rejected: number;
-}
-
 export interface PublishedBatch {
   readonly published: readonly OutboxRecord[];
   readonly rejected: readonly RejectedRecord[];
@@ -60,7 +54,7 @@ export async function publishRecords(
 }
 
 /** Step 3: record the outcome in the rows; only then may the batch's position advance. */
-export async function markDelivered(batch: PublishedBatch, deps: DeliveryDeps): Promise<DeliverySummary> {
+export async function markDelivered(batch: PublishedBatch, deps: DeliveryDeps): Promise<PublishedBatch> {
   if (batch.rejected.length > 0) {
     await retryUntilDone(
       'mark rows dead-lettered',
@@ -71,7 +65,7 @@ export async function markDelivered(batch: PublishedBatch, deps: DeliveryDeps): 
   if (batch.published.length > 0) {
     await retryUntilDone('mark rows processed', () => deps.store.markProcessed(batch.published), deps.retry);
   }
-  return { published: batch.published.length, skipped: batch.skipped, rejected: batch.rejected.length };
+  return batch;
 }
 
 /**
@@ -81,7 +75,7 @@ export async function markDelivered(batch: PublishedBatch, deps: DeliveryDeps): 
 export async function deliverBatch(
   records: readonly OutboxRecord[],
   deps: DeliveryDeps,
-): Promise<DeliverySummary> {
+): Promise<PublishedBatch> {
   const toSend = await findUndelivered(records, deps);
   return markDelivered(await publishRecords(toSend, records.length - toSend.length, deps), deps);
 }

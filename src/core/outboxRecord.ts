@@ -18,6 +18,8 @@ export interface OutboxRecord {
    * sessions, so marking the row waits for the transaction to become visible.
    */
   readonly xid?: number;
+  /** WAL mode: the writing transaction's commit time (Unix ms), for the delivery latency metric. */
+  readonly committedAtMs?: number;
   /** WAL mode: LSN of the change (for logs only: not monotonic across transactions). */
   readonly lsn?: Lsn;
 }

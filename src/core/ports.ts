@@ -53,14 +53,22 @@ export interface RelayLogger {
   error(fields: object, message: string): void;
 }
 
+/** A batch whose rows are all published (or dead-lettered) and marked. */
+export interface DeliveredBatch {
+  readonly published: readonly OutboxRecord[];
+  readonly rejected: readonly RejectedRecord[];
+  /** Rows of the batch that were already delivered (replays). */
+  readonly skipped: number;
+  readonly durationMs: number;
+}
+
 /** Hooks for metrics and readiness; every method is optional. */
 export interface RelayObserver {
-  batchDelivered?(summary: {
-    published: number;
-    skipped: number;
-    rejected: number;
-    durationMs: number;
-  }): void;
+  batchDelivered?(batch: DeliveredBatch): void;
+  /** A publish attempt of these records failed; they will be tried again (poll mode counts their attempts). */
+  publishFailed?(records: readonly OutboxRecord[]): void;
+  /** Events received (or claimed) and not yet delivered and marked. */
+  inFlight?(events: number): void;
   retrying?(summary: { step: string; attempt: number; delayMs: number; error: Error }): void;
   recovered?(summary: { step: string }): void;
   confirmed?(lsn: Lsn): void;

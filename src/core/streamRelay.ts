@@ -119,6 +119,7 @@ export class StreamRelay {
   private async flush(signal: AbortSignal): Promise<void> {
     while (this.inFlight.length >= MAX_BATCHES_IN_FLIGHT) await this.inFlight[0];
     this.throwIfFailed();
+    this.deps.observer?.inFlight?.(this.tracker.inFlightEvents());
     const entries = this.batch.splice(0);
     const records = entries.map((e) => e.record);
     const deps: DeliveryDeps = {
@@ -145,6 +146,7 @@ export class StreamRelay {
       (summary) => {
         for (const entry of entries) this.tracker.ack(entry.transaction);
         this.deps.observer?.batchDelivered?.({ ...summary, durationMs: Date.now() - started });
+        this.deps.observer?.inFlight?.(this.tracker.inFlightEvents());
         this.confirmIfAdvanced();
       },
       (error: unknown) => {

@@ -4,9 +4,14 @@ import { describeDatabase } from '../db/describeDatabase.js';
 import { assertPreflight, runPreflight } from '../source/wal/walPreflight.js';
 import { WalboxError } from '../errors.js';
 import type { Logger } from '../observability/createLogger.js';
-import { KafkaSink } from '../sink/kafka/kafkaSink.js';
+import { connectKafkaSink } from '../sink/kafka/connectKafkaSink.js';
+import type { KafkaSink } from '../sink/kafka/kafkaSink.js';
+import { combineObservers } from '../observability/combineObservers.js';
+import { startMetricsServer, type MetricsServer } from '../observability/metricsServer.js';
 import { Readiness } from '../observability/readiness.js';
+import { RelayMetrics } from '../observability/relayMetrics.js';
 import { handleSignals } from './handleSignals.js';
+import { monitorRelay } from './monitorRelay.js';
 import { runPollRelay } from './runPollRelay.js';
 import { runWalRelay } from './runWalRelay.js';
 
@@ -54,25 +59,31 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
     logger.info({ signal }, 'stopping: draining in-flight events (a second signal exits at once)'),
   );
   const readiness = new Readiness(logger);
+  const metrics = new RelayMetrics(config.mode);
   let sink: KafkaSink | undefined;
+  let server: MetricsServer | undefined;
+  let monitor: { stop(): Promise<void> } | undefined;
   try {
-    sink = await KafkaSink.connect({
-      brokers: config.kafkaBrokers,
-      topics: config.topic === undefined ? { template: config.topicTemplate } : { topic: config.topic },
-      compression: config.compression,
-      createTopics: config.createTopics,
-      topicPartitions: config.topicPartitions,
-      topicReplicationFactor: config.topicReplicationFactor,
-      dlqTopic: config.dlqTopic,
-      startupTimeoutMs: config.startupTimeoutMs,
-      logger,
-    });
+    if (config.metricsPort !== 0) {
+      server = await startMetricsServer({
+        host: config.metricsHost,
+        port: config.metricsPort,
+        metrics,
+        readiness,
+      });
+      logger.info(
+        { url: `http://${config.metricsHost}:${server.port}` },
+        'serving /metrics, /healthz and /readyz',
+      );
+    }
+    sink = await connectKafkaSink(config, logger);
+    monitor = monitorRelay({ config, databaseUrl, broker: sink, metrics, readiness, logger });
     const context = {
       config,
       databaseUrl,
       sink,
       logger,
-      observer: readiness.observer(),
+      observer: combineObservers(readiness.observer(), metrics.observer()),
       stop: signals.stop,
       giveUp: signals.giveUp,
       onStreaming: () => readiness.markStarted(),
@@ -92,6 +103,8 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
     );
   } finally {
     signals.dispose();
+    await monitor?.stop();
     await sink?.close();
+    await server?.close();
   }
 }

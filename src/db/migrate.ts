@@ -170,6 +170,7 @@ export function renderSql(text: string, names: OutboxNames): string {
     table: names.table,
     dead_letters_view: names.deadLettersView,
     pending_index: names.pendingIndex,
+    dead_letters_index: names.deadLettersIndex,
     processed_events: names.processedEventsTable,
     notify_function: names.notifyFunction,
     channel: names.notifyChannel,

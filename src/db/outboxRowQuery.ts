@@ -1,3 +1,5 @@
+import { toIsoTimestamp } from '../core/formatPgTimestamp.js';
+import type { OutboxRecord } from '../core/outboxRecord.js';
 import { quoteQualified } from './quoteIdentifier.js';
 
 /** An outbox row with every value as text, the shape both modes turn into an OutboxRecord. */
@@ -22,4 +24,17 @@ export function selectOutboxRow(schema: string, table: string): string {
   return `SELECT o.id::text AS id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload::text AS payload,
                  o.headers::text AS headers, o.created_at::text AS created_at, o.seq::text AS seq
             FROM ${quoteQualified(schema, table)} AS o`;
+}
+
+export function toRecord(row: OutboxRow): OutboxRecord {
+  return {
+    id: row.id,
+    aggregateType: row.aggregate_type,
+    aggregateId: row.aggregate_id,
+    eventType: row.event_type,
+    payload: row.payload,
+    headers: row.headers,
+    createdAt: toIsoTimestamp(row.created_at),
+    seq: row.seq,
+  };
 }

@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 
-import type { LogLevel } from '../config/relayConfig.js';
+import type { LogFormat, LogLevel } from '../config/relayConfig.js';
+import { formatPrettyLine } from './formatPrettyLine.js';
 
 export type { Logger } from 'pino';
 
@@ -23,7 +24,13 @@ function censor(value: unknown, path: string[]): string {
  * The root logger: pino JSON on stdout. Secrets are redacted by key (pino never looks inside strings, so no
  * code path may put a URL or a password into a message text).
  */
-export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
+export function createLogger(
+  level: LogLevel,
+  destination?: pino.DestinationStream,
+  format: LogFormat = 'json',
+): Logger {
+  const pretty = format === 'pretty' || (format === 'auto' && process.stdout.isTTY);
+  const out = destination ?? pino.destination(1);
   return pino(
     {
       level,
@@ -44,6 +51,6 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
         censor,
       },
     },
-    destination,
+    pretty ? { write: (line: string) => out.write(formatPrettyLine(line)) } : out,
   );
 }

@@ -22,18 +22,28 @@ export class Readiness {
     if (!wasReady && this.isReady()) this.logger.info({ ready: true }, 'pipeline ready');
   }
 
+  /** What fails now, by step (empty when ready, or when not started yet). */
+  failingSteps(): Record<string, string> {
+    return Object.fromEntries(this.failing);
+  }
+
+  /** A step fails with `reason`, or (undefined) works again. Fed by the retry loops and the health monitor. */
+  setFailing(step: string, reason: string | undefined): void {
+    const wasReady = this.isReady();
+    if (reason === undefined) {
+      if (!this.failing.delete(step)) return;
+      if (this.isReady()) this.logger.info({ ready: true }, 'pipeline ready');
+      return;
+    }
+    this.failing.set(step, reason);
+    if (wasReady) this.logger.warn({ ready: false, step, reason }, 'pipeline not ready');
+  }
+
   /** An observer that feeds this flag from the relay's retry loop. */
   observer(): RelayObserver {
     return {
-      retrying: ({ step, error }) => {
-        const wasReady = this.isReady();
-        this.failing.set(step, error.message);
-        if (wasReady) this.logger.warn({ ready: false, step, reason: error.message }, 'pipeline not ready');
-      },
-      recovered: ({ step }) => {
-        if (!this.failing.delete(step)) return;
-        if (this.isReady()) this.logger.info({ ready: true }, 'pipeline ready');
-      },
+      retrying: ({ step, error }) => this.setFailing(step, error.message),
+      recovered: ({ step }) => this.setFailing(step, undefined),
     };
   }
 }

@@ -7,6 +7,7 @@ export interface OutboxNames {
   /** outbox_events → outbox_dead_letters; other tables get <table>_dead_letters. */
   readonly deadLettersView: string;
   readonly pendingIndex: string;
+  readonly deadLettersIndex: string;
   readonly migrationsTable: string;
   readonly processedEventsTable: string;
   /** Poll mode's NOTIFY channel, also the trigger function's name. */
@@ -26,6 +27,7 @@ export function deriveOutboxNames(schema: string, table: string): OutboxNames {
     table,
     deadLettersView: `${stem}_dead_letters`,
     pendingIndex: `${table}_pending_idx`,
+    deadLettersIndex: `${table}_dead_idx`,
     migrationsTable: 'walbox_migrations',
     processedEventsTable: 'processed_events',
     notifyChannel: notifyChannel(schema, table),

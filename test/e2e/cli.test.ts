@@ -18,7 +18,17 @@ describe('walbox CLI', () => {
   it('prints help with the commands and exit codes', async () => {
     const result = await runCli(['--help']);
     assert.equal(result.code, 0);
-    assert.match(result.stdout, /walbox migrate/);
+    for (const command of [
+      'run',
+      'migrate',
+      'status',
+      'doctor',
+      'slot <action>',
+      'dlq <action> [ids..]',
+      'cleanup',
+    ]) {
+      assert.ok(result.stdout.includes(`walbox ${command}`), `--help lacks walbox ${command}`);
+    }
     assert.match(
       result.stdout,
       /Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error, 3 failed precondition/,

@@ -360,6 +360,8 @@ const scenarios: Scenario[] = [
     },
     // Requests cut by the deletion have an unknown outcome and are sent again.
     maxDuplicates: (mode) => 2 * window(mode),
+    // The default backoff (doubling to 5 min) would make the checker wait minutes after the topic is back.
+    relayArgs: () => ['--retry-backoff-max', '5s'],
   },
 ];
 

@@ -39,7 +39,7 @@ describe('walbox migrate', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.match(
       result.stdout,
-      /applied 000001_create_outbox\.sql, 000002_create_dead_letters_view\.sql, 000003_create_walbox_state\.sql/,
+      /applied 000001_create_outbox\.sql, 000002_create_dead_letters_view\.sql, 000003_create_walbox_state\.sql, 000004_create_dead_letters_index\.sql/,
     );
     assert.match(result.stdout, new RegExp(`publication ${n.publication} created`));
 
@@ -108,6 +108,15 @@ describe('walbox migrate', () => {
         /\(seq\) WHERE \(\(processed_at IS NULL\) AND \(dead_lettered_at IS NULL\)\)/,
       );
 
+      const { rows: deadIndex } = await client.query<{ indexdef: string }>(
+        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'outbox_events_dead_idx'`,
+        [n.schema],
+      );
+      assert.match(
+        deadIndex[0]?.indexdef ?? '',
+        /\(seq\) WHERE \(\(dead_lettered_at IS NOT NULL\) AND \(processed_at IS NULL\)\)/,
+      );
+
       const { rows: view } = await client.query<{ definition: string }>(
         `SELECT pg_get_viewdef(format('%I.%I', $1::text, 'outbox_dead_letters')::regclass) AS definition`,
         [n.schema],
@@ -161,7 +170,7 @@ describe('walbox migrate', () => {
       );
       return Number(rows[0]?.n);
     });
-    assert.equal(count, 3);
+    assert.equal(count, 4);
   });
 
   it('is safe to run concurrently: every run succeeds, each migration is applied once', async () => {
@@ -179,7 +188,7 @@ describe('walbox migrate', () => {
       );
       assert.deepEqual(
         rows.map((r) => r.id),
-        [1, 2, 3],
+        [1, 2, 3, 4],
       );
     });
   });

@@ -17,6 +17,6 @@ export const runRelayCommand: CommandModule = {
         env: process.env,
         required: ['databaseUrl', 'kafkaBrokers'],
       });
-      await startRelay(config, createLogger(config.logLevel));
+      await startRelay(config, createLogger(config.logLevel, undefined, config.logFormat));
     }),
 };

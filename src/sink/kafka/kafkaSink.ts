@@ -162,6 +162,21 @@ export class KafkaSink implements Sink {
     }
   }
 
+  /** Whether the cluster answers a metadata request within `timeoutMs`; throws a SinkError saying why not. */
+  async checkHealth(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.admin.describeCluster(), timeout]);
+    } catch (error) {
+      throw toSinkError(error, `Kafka at ${this.options.brokers.join(',')} is unreachable`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async close(): Promise<void> {
     await this.producer.disconnect().catch(() => undefined);
     await this.admin.disconnect().catch(() => undefined);

@@ -1,8 +1,7 @@
 import pg from 'pg';
 
-import { toIsoTimestamp } from '../../core/formatPgTimestamp.js';
 import type { OutboxRecord } from '../../core/outboxRecord.js';
-import { selectOutboxRow, type OutboxRow } from '../../db/outboxRowQuery.js';
+import { selectOutboxRow, toRecord, type OutboxRow } from '../../db/outboxRowQuery.js';
 
 export interface DrainPendingRowsOptions {
   readonly databaseUrl: string;
@@ -51,17 +50,4 @@ export async function drainPendingRows(options: DrainPendingRowsOptions): Promis
   } finally {
     await client.end().catch(() => undefined);
   }
-}
-
-export function toRecord(row: OutboxRow): OutboxRecord {
-  return {
-    id: row.id,
-    aggregateType: row.aggregate_type,
-    aggregateId: row.aggregate_id,
-    eventType: row.event_type,
-    payload: row.payload,
-    headers: row.headers,
-    createdAt: toIsoTimestamp(row.created_at),
-    seq: row.seq,
-  };
 }

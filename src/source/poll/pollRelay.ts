@@ -5,7 +5,7 @@ import type { RelayLogger, RelayObserver, Sink, Sleep } from '../../core/ports.j
 import { isTransientConnectionError } from '../../db/sqlState.js';
 import { isRetriable, toError } from '../../errors.js';
 import type { OutboxRow } from '../../db/outboxRowQuery.js';
-import { toRecord } from './drainPendingRows.js';
+import { toRecord } from '../../db/outboxRowQuery.js';
 import { buildPollQueries, type PollQueries } from './pollQueries.js';
 
 export interface PollRelayOptions {
@@ -153,6 +153,7 @@ export class PollRelay {
 
   private async deliver(client: pg.PoolClient, records: readonly OutboxRecord[]): Promise<void> {
     const started = Date.now();
+    this.deps.observer.inFlight?.(records.length);
     let rejected: readonly RejectedRecord[];
     try {
       ({ rejected } = await this.deps.sink.publish(records));
@@ -170,6 +171,8 @@ export class PollRelay {
         { events: records.length, err: error },
         'publish failed; rows will be retried after their backoff',
       );
+      this.deps.observer.publishFailed?.(records);
+      this.deps.observer.inFlight?.(0);
       this.deps.observer.retrying?.({
         step: 'publish to Kafka',
         attempt: 0,
@@ -192,15 +195,16 @@ export class PollRelay {
       ]);
     }
     const rejectedIds = new Set(rejected.map((r) => r.record.id));
-    const published = records.filter((r) => !rejectedIds.has(r.id)).map((r) => r.id);
-    if (published.length > 0) await client.query(this.queries.markProcessed, [published]);
+    const published = records.filter((r) => !rejectedIds.has(r.id));
+    if (published.length > 0) await client.query(this.queries.markProcessed, [published.map((r) => r.id)]);
     this.deps.observer.recovered?.({ step: 'publish to Kafka' });
     this.deps.observer.batchDelivered?.({
-      published: published.length,
+      published,
+      rejected,
       skipped: 0,
-      rejected: rejected.length,
       durationMs: Date.now() - started,
     });
+    this.deps.observer.inFlight?.(0);
   }
 }
 

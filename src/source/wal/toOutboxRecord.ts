@@ -21,7 +21,7 @@ export class OutboxRelation {
   }
 
   /** The record of one INSERT; every value stays the text PostgreSQL sent. */
-  toRecord(tuple: readonly TupleValue[], xid: number): OutboxRecord {
+  toRecord(tuple: readonly TupleValue[], xid: number, committedAtMs?: number): OutboxRecord {
     const headers = this.optionalText(tuple, 'headers');
     return {
       id: this.text(tuple, 'id'),
@@ -33,6 +33,7 @@ export class OutboxRelation {
       createdAt: toIsoTimestamp(this.text(tuple, 'created_at')),
       seq: this.text(tuple, 'seq'),
       xid,
+      committedAtMs,
     };
   }
 

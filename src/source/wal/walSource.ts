@@ -1,6 +1,7 @@
 import type { Lsn } from '../../core/lsn.js';
 import type { ChangeStream, RelayLogger, StreamItem } from '../../core/ports.js';
 import type { PgoutputMessage } from './pgoutput/pgoutputMessage.js';
+import { toUnixMs } from './pgoutput/standbyStatus.js';
 import { ReplicationStream } from './replicationStream.js';
 import { OutboxRelation } from './toOutboxRecord.js';
 
@@ -45,6 +46,7 @@ export class WalSource implements ChangeStream {
   private received: Lsn;
   private readonly relations = new Map<number, OutboxRelation | null>();
   private xid = 0;
+  private commitTimeMs = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly stream: ReplicationStream;
 
@@ -150,6 +152,7 @@ export class WalSource implements ChangeStream {
     switch (message.tag) {
       case 'begin':
         this.xid = message.xid;
+        this.commitTimeMs = toUnixMs(message.commitTime);
         this.push({ kind: 'begin' });
         return;
       case 'commit':
@@ -164,7 +167,10 @@ export class WalSource implements ChangeStream {
         if (relation === undefined) {
           this.fail(new Error(`INSERT for relation ${message.relationId} before its Relation message`));
         } else if (relation !== null) {
-          this.push({ kind: 'record', record: relation.toRecord(message.tuple, this.xid) });
+          this.push({
+            kind: 'record',
+            record: relation.toRecord(message.tuple, this.xid, this.commitTimeMs),
+          });
         }
         return;
       }

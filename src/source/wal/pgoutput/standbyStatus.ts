@@ -3,6 +3,11 @@ import { DecodeError } from './decodeError.js';
 
 /** 2000-01-01T00:00:00Z in Unix milliseconds: PostgreSQL's epoch for protocol timestamps. */
 const PG_EPOCH_MS = 946_684_800_000;
+
+/** A protocol timestamp (microseconds since 2000-01-01 UTC) as Unix milliseconds. */
+export function toUnixMs(pgMicros: bigint): number {
+  return PG_EPOCH_MS + Number(pgMicros / 1000n);
+}
 const MAX_UINT64 = (1n << 64n) - 1n;
 const STANDBY_STATUS_UPDATE_BYTES = 34;
 

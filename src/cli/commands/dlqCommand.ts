@@ -1,0 +1,154 @@
+import type { Argv, CommandModule } from 'yargs';
+
+import { loadConfig } from '../../config/loadConfig.js';
+import type { RelayConfig } from '../../config/relayConfig.js';
+import {
+  listDeadLetters,
+  lockDeadLetters,
+  markRedelivered,
+  purgeDeadLetters,
+  recordRedeliveryFailure,
+  type DeadLetterSelection,
+} from '../../db/deadLetters.js';
+import { ConfigError } from '../../errors.js';
+import { connectKafkaSink } from '../../sink/kafka/connectKafkaSink.js';
+import { withCommandDatabase } from '../commandDatabase.js';
+import { addConfigOptions, readConfigFlags } from '../configOptions.js';
+import { executeCommand } from '../executeCommand.js';
+import { EXIT } from '../exitCodeFor.js';
+import { SILENT_LOGGER } from '../silentLogger.js';
+
+type DlqAction = 'list' | 'retry' | 'purge';
+
+interface DlqArgs {
+  action?: DlqAction;
+  ids?: string[];
+  all?: boolean;
+  limit?: number;
+  json?: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Retries go in chunks: each chunk is locked, published and marked in one short transaction. */
+const RETRY_CHUNK = 500;
+
+export const dlqCommand: CommandModule<object, DlqArgs> = {
+  command: 'dlq <action> [ids..]',
+  describe:
+    'list dead letters, re-deliver them to Kafka (retry <id…> | --all), or delete them (purge <id…> | --all)',
+  builder: (yargs: Argv) =>
+    addConfigOptions(yargs, 'dlq')
+      .positional('action', { choices: ['list', 'retry', 'purge'] as const, demandOption: true })
+      .positional('ids', { type: 'string', array: true, description: 'event ids (uuid)' })
+      .option('all', { type: 'boolean', description: 'retry or purge every dead letter' })
+      .option('limit', { type: 'number', description: 'list: at most this many [default 100]' })
+      .option('json', { type: 'boolean', description: 'list: print JSON' }),
+  handler: (argv) =>
+    executeCommand('dlq', async () => {
+      const action = argv.action ?? 'list';
+      const config = loadConfig({
+        flags: readConfigFlags(argv, 'dlq'),
+        env: process.env,
+        required: action === 'retry' ? ['databaseUrl', 'kafkaBrokers'] : ['databaseUrl'],
+      });
+      if (action === 'list') return listCommand(config, argv);
+      const selection = readSelection(action, argv);
+      return action === 'retry' ? retryCommand(config, selection) : purgeCommand(config, selection);
+    }),
+};
+
+function readSelection(action: DlqAction, argv: DlqArgs): DeadLetterSelection {
+  const ids = (argv.ids ?? []).map(String);
+  if (argv.all === true && ids.length > 0)
+    throw new ConfigError(`dlq ${action}: give ids or --all, not both`);
+  if (argv.all === true) return { all: true };
+  if (ids.length === 0) throw new ConfigError(`dlq ${action}: name the event ids, or pass --all`);
+  const bad = ids.find((id) => !UUID.test(id));
+  if (bad !== undefined)
+    throw new ConfigError(`dlq ${action}: ${JSON.stringify(bad)} is not an event id (a uuid)`);
+  return { ids };
+}
+
+async function listCommand(config: RelayConfig, argv: DlqArgs): Promise<number> {
+  const limit = argv.limit ?? 100;
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new ConfigError('dlq list: --limit must be a positive integer');
+  const letters = await withCommandDatabase(config, 'dlq', (client) =>
+    listDeadLetters(client, config.schema, config.table, limit),
+  );
+  if (argv.json === true) {
+    process.stdout.write(`${JSON.stringify(letters, null, 2)}\n`);
+    return EXIT.OK;
+  }
+  if (letters.length === 0) {
+    process.stdout.write('walbox dlq: no dead letters\n');
+    return EXIT.OK;
+  }
+  for (const l of letters) {
+    process.stdout.write(
+      `${l.id}  ${l.deadLetteredAt}  ${l.aggregateType}/${l.aggregateId}  ${l.eventType}  attempts=${String(l.attempts)}  ${l.lastError ?? ''}\n`,
+    );
+  }
+  return EXIT.OK;
+}
+
+/**
+ * Publishes dead letters again with the relay's sink (same topics, key and headers) and marks them processed:
+ * this works in both modes, since WAL mode streams inserts only and would never see a reset row.
+ */
+async function retryCommand(config: RelayConfig, selection: DeadLetterSelection): Promise<number> {
+  const sink = await connectKafkaSink(config, SILENT_LOGGER);
+  let delivered = 0;
+  let failed = 0;
+  try {
+    await withCommandDatabase(config, 'dlq', async (client) => {
+      const tried = new Set<string>();
+      for (;;) {
+        await client.query('BEGIN');
+        try {
+          const records = (
+            await lockDeadLetters(client, config.schema, config.table, selection, RETRY_CHUNK + tried.size)
+          ).filter((r) => !tried.has(r.id));
+          if (records.length === 0) {
+            await client.query('COMMIT');
+            return;
+          }
+          for (const r of records) tried.add(r.id);
+          const { rejected } = await sink.publish(records);
+          const rejectedIds = new Set(rejected.map((r) => r.record.id));
+          const published = records.filter((r) => !rejectedIds.has(r.id)).map((r) => r.id);
+          await markRedelivered(client, config.schema, config.table, published);
+          for (const { record, reason } of rejected) {
+            await recordRedeliveryFailure(client, config.schema, config.table, [record.id], reason);
+            process.stderr.write(`walbox dlq: ${record.id} rejected again: ${reason}\n`);
+          }
+          await client.query('COMMIT');
+          delivered += published.length;
+          failed += rejected.length;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
+      }
+    });
+  } catch (error) {
+    // What was re-delivered is marked (chunks commit one by one): say so before the error is reported.
+    if (delivered > 0)
+      process.stderr.write(`walbox dlq: re-delivered ${String(delivered)} events before failing\n`);
+    throw error;
+  } finally {
+    await sink.close();
+  }
+  process.stdout.write(
+    `walbox dlq: re-delivered ${String(delivered)} events${failed > 0 ? `, ${String(failed)} rejected again` : ''}\n`,
+  );
+  return failed > 0 ? EXIT.RUNTIME_FAILURE : EXIT.OK;
+}
+
+async function purgeCommand(config: RelayConfig, selection: DeadLetterSelection): Promise<number> {
+  const purged = await withCommandDatabase(config, 'dlq', (client) =>
+    purgeDeadLetters(client, config.schema, config.table, selection),
+  );
+  process.stdout.write(`walbox dlq: deleted ${String(purged)} dead letters\n`);
+  return EXIT.OK;
+}

@@ -1,0 +1,57 @@
+import type { Argv, CommandModule } from 'yargs';
+
+import { loadConfig } from '../../config/loadConfig.js';
+import { describeDatabase } from '../../db/describeDatabase.js';
+import { toError } from '../../errors.js';
+import { connectKafkaSink } from '../../sink/kafka/connectKafkaSink.js';
+import type { RelayConfig } from '../../config/relayConfig.js';
+import { SILENT_LOGGER } from '../silentLogger.js';
+import { runPreflight, type PreflightCheck } from '../../source/wal/walPreflight.js';
+import { withCommandDatabase } from '../commandDatabase.js';
+import { addConfigOptions, readConfigFlags } from '../configOptions.js';
+import { executeCommand } from '../executeCommand.js';
+import { EXIT } from '../exitCodeFor.js';
+
+export const doctorCommand: CommandModule = {
+  command: 'doctor',
+  describe: 'run every preflight check of the mode and print PASS/FAIL with the fix; exit 3 on a failure',
+  builder: (yargs: Argv) => addConfigOptions(yargs, 'doctor'),
+  handler: (argv) =>
+    executeCommand('doctor', async () => {
+      const config = loadConfig({
+        flags: readConfigFlags(argv, 'doctor'),
+        env: process.env,
+        required: ['databaseUrl'],
+      });
+      process.stdout.write(
+        `walbox doctor: ${config.mode} mode, ${config.schema}.${config.table} on ${describeDatabase(config.databaseUrl ?? '')}\n`,
+      );
+      const checks = await withCommandDatabase(config, 'doctor', (client) =>
+        runPreflight(client, config, config.mode),
+      );
+      checks.push(await checkKafka(config));
+      for (const check of checks) {
+        process.stdout.write(`${check.ok ? 'PASS' : 'FAIL'}  ${check.name}: ${check.detail}\n`);
+      }
+      const failed = checks.filter((c) => !c.ok).length;
+      process.stdout.write(failed === 0 ? 'all checks passed\n' : `${String(failed)} checks failed\n`);
+      return failed === 0 ? EXIT.OK : EXIT.PRECONDITION;
+    }),
+};
+
+async function checkKafka(config: RelayConfig): Promise<PreflightCheck> {
+  if (config.kafkaBrokers.length === 0) {
+    return {
+      name: 'kafka',
+      ok: false,
+      detail: 'no brokers given: pass --kafka-brokers host:9092 (or set KAFKA_BROKERS)',
+    };
+  }
+  try {
+    const sink = await connectKafkaSink(config, SILENT_LOGGER);
+    await sink.close();
+    return { name: 'kafka', ok: true, detail: `brokers ${config.kafkaBrokers.join(',')} answer` };
+  } catch (error) {
+    return { name: 'kafka', ok: false, detail: toError(error).message };
+  }
+}

@@ -1,0 +1,122 @@
+import type pg from 'pg';
+
+import type { OutboxRecord } from '../core/outboxRecord.js';
+import { selectOutboxRow, toRecord, type OutboxRow } from './outboxRowQuery.js';
+import { quoteQualified } from './quoteIdentifier.js';
+
+type Db = pg.ClientBase | pg.Pool;
+
+const DEAD = 'o.dead_lettered_at IS NOT NULL AND o.processed_at IS NULL';
+
+export interface DeadLetter {
+  readonly id: string;
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  readonly eventType: string;
+  readonly attempts: number;
+  readonly createdAt: string;
+  readonly deadLetteredAt: string;
+  readonly lastError: string | null;
+}
+
+/** Which dead letters a command acts on: the listed ids, or all of them. */
+export type DeadLetterSelection = { readonly all: true } | { readonly ids: readonly string[] };
+
+function where(selection: DeadLetterSelection): { sql: string; values: unknown[] } {
+  return 'all' in selection
+    ? { sql: DEAD, values: [] }
+    : { sql: `${DEAD} AND o.id = ANY($1::uuid[])`, values: [selection.ids] };
+}
+
+/** The oldest dead letters first (what the dead-letters view shows), without payloads. */
+export async function listDeadLetters(
+  db: Db,
+  schema: string,
+  table: string,
+  limit: number,
+): Promise<DeadLetter[]> {
+  const { rows } = await db.query<{
+    id: string;
+    aggregate_type: string;
+    aggregate_id: string;
+    event_type: string;
+    attempts: number;
+    created_at: string;
+    dead_lettered_at: string;
+    last_error: string | null;
+  }>(
+    `SELECT o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.attempts,
+            to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS created_at,
+            to_char(o.dead_lettered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS dead_lettered_at,
+            o.last_error
+       FROM ${quoteQualified(schema, table)} AS o
+      WHERE ${DEAD}
+      ORDER BY o.seq
+      LIMIT $1`,
+    [limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    aggregateType: r.aggregate_type,
+    aggregateId: r.aggregate_id,
+    eventType: r.event_type,
+    attempts: r.attempts,
+    createdAt: r.created_at,
+    deadLetteredAt: r.dead_lettered_at,
+    lastError: r.last_error,
+  }));
+}
+
+/** Dead-lettered rows as records, in seq order, locked until the transaction ends (two retries never race). */
+export async function lockDeadLetters(
+  client: pg.ClientBase,
+  schema: string,
+  table: string,
+  selection: DeadLetterSelection,
+  limit: number,
+): Promise<OutboxRecord[]> {
+  const { sql, values } = where(selection);
+  const { rows } = await client.query<OutboxRow>(
+    `${selectOutboxRow(schema, table)} WHERE ${sql} ORDER BY o.seq LIMIT ${String(limit)} FOR UPDATE OF o`,
+    values,
+  );
+  return rows.map(toRecord);
+}
+
+/** Re-delivered dead letters become processed rows (the dead-letter mark stays as history). */
+export async function markRedelivered(
+  db: Db,
+  schema: string,
+  table: string,
+  ids: readonly string[],
+): Promise<void> {
+  await db.query(
+    `UPDATE ${quoteQualified(schema, table)} SET processed_at = now(), last_error = NULL WHERE id = ANY($1::uuid[])`,
+    [ids],
+  );
+}
+
+export async function recordRedeliveryFailure(
+  db: Db,
+  schema: string,
+  table: string,
+  ids: readonly string[],
+  reason: string,
+): Promise<void> {
+  await db.query(
+    `UPDATE ${quoteQualified(schema, table)} SET last_error = $2, attempts = attempts + 1 WHERE id = ANY($1::uuid[])`,
+    [ids, reason],
+  );
+}
+
+/** Deletes dead letters; returns how many. */
+export async function purgeDeadLetters(
+  db: Db,
+  schema: string,
+  table: string,
+  selection: DeadLetterSelection,
+): Promise<number> {
+  const { sql, values } = where(selection);
+  const result = await db.query(`DELETE FROM ${quoteQualified(schema, table)} AS o WHERE ${sql}`, values);
+  return result.rowCount ?? 0;
+}
