@@ -1,0 +1,68 @@
+import type { EachMessagePayload, IHeaders } from 'kafkajs';
+
+import { RESERVED_HEADERS } from '../core/toEventHeaders.js';
+import { WalboxError } from '../errors.js';
+import type { ConsumedEvent } from './consumedEvent.js';
+
+/** processed_events.event_id is a uuid; checking first turns a cryptic SQL error into a clear one. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Decodes a Kafka message that walbox produced. A message that is not a walbox event (a reserved header missing
+ * or repeated, an id that is not a UUID, no value, a value that is not JSON) is a WalboxError with code
+ * DECODE_FAILED and `retriable: false`: retrying cannot fix it, and kafkajs stops instead of looping on it.
+ */
+export function toConsumedEvent({
+  topic,
+  partition,
+  message,
+}: Pick<EachMessagePayload, 'topic' | 'partition' | 'message'>): ConsumedEvent {
+  const where = `message at ${topic} partition ${partition} offset ${message.offset}`;
+  const headers = readHeaders(message.headers, where);
+  const missing = RESERVED_HEADERS.filter((name) => headers[name] === undefined);
+  if (missing.length > 0) {
+    throw decodeError(
+      `${where} has no ${missing.join(', ')} header${missing.length > 1 ? 's' : ''}: not a walbox event ` +
+        `(walbox sets ${RESERVED_HEADERS.join(', ')}; the id is what deduplication needs)`,
+    );
+  }
+  const id = headers['id'] ?? '';
+  if (!UUID.test(id)) throw decodeError(`${where}: the id header ${JSON.stringify(id)} is not a UUID`);
+  if (message.value === null) throw decodeError(`${where} (event ${id}) has no value`);
+  const payloadJson = message.value.toString('utf8');
+  let payload: unknown;
+  try {
+    payload = JSON.parse(payloadJson);
+  } catch (thrown) {
+    throw decodeError(`${where} (event ${id}): the value is not JSON`, thrown);
+  }
+  return {
+    id,
+    eventType: headers['event_type'] ?? '',
+    aggregateType: headers['aggregate_type'] ?? '',
+    aggregateId: headers['aggregate_id'] ?? '',
+    createdAt: headers['created_at'] ?? '',
+    payload,
+    payloadJson,
+    headers,
+  };
+}
+
+function readHeaders(raw: IHeaders | undefined, where: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    const values = Array.isArray(value) ? value : value === undefined ? [] : [value];
+    // Kafka lets a header name repeat (kafkajs then gives an array). walbox never repeats its own names; two
+    // event ids would make deduplication ambiguous, so that is refused rather than guessed.
+    if (values.length > 1 && (RESERVED_HEADERS as readonly string[]).includes(name)) {
+      throw decodeError(`${where}: the ${name} header appears ${values.length} times`);
+    }
+    const last = values.at(-1);
+    if (last !== undefined) headers[name] = last.toString();
+  }
+  return headers;
+}
+
+function decodeError(message: string, cause?: unknown): WalboxError {
+  return new WalboxError('DECODE_FAILED', message, { cause, retriable: false });
+}
