@@ -17,9 +17,12 @@ import { WalSource } from '../source/wal/walSource.js';
 import type { RelayContext } from './relayContext.js';
 import { sleep } from './sleep.js';
 
-/** Buffered stream items above which the replication socket is paused (G6). */
-const HIGH_WATER_ITEMS = 20_000;
-const HIGH_WATER_BYTES = 64 * 1024 * 1024;
+/**
+ * Buffered stream items (or payload bytes) above which the replication socket is paused (G6). Dozens of batches
+ * ahead keep the pipeline fed; more only costs memory (measured: 64 MiB of 8 KB events took the RSS to 148 MiB).
+ */
+const HIGH_WATER_ITEMS = 10_000;
+const HIGH_WATER_BYTES = 16 * 1024 * 1024;
 /** Reconnect backoff; a recovered server is used within this much time. */
 const MAX_RECONNECT_DELAY_MS = 30_000;
 

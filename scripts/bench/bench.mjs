@@ -1,0 +1,333 @@
+#!/usr/bin/env node
+// npm run bench [-- --quick] [-- --without-debezium] [-- --only=drain1,rate1k]: walbox (WAL and poll mode) side by side with its ceilings
+// (pg_recvlogical, Kafka's ProducerPerformance) and Debezium, on a private stack started for the run.
+// Writes bench/results/<date>.json and .md, an SVG chart, and docs/performance.md. Reports figures; asserts none.
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import kafkajs from 'kafkajs';
+import pg from 'pg';
+
+import { ROOT, startStack, stopStack } from '../stack/stack.mjs';
+import { decodeWithRecvlogical, measureKafkajs, measureProducer } from './ceilings.mjs';
+import { cpuSeconds, percentiles, startAppendRecorder, startSampler, waitUntil } from './measure.mjs';
+import { quoteIdent } from './names.mjs';
+import { writeReports } from './report.mjs';
+import { debeziumSystem, migrate, walboxSystem } from './systems.mjs';
+import { readCommitTimes, writeAtRate, writeBacklog } from './workloads.mjs';
+
+const QUICK = process.argv.includes('--quick');
+const WITH_DEBEZIUM = !process.argv.includes('--without-debezium');
+const log = (m) => console.error(`bench ${new Date().toISOString().slice(11, 19)}: ${m}`);
+
+const WORKLOADS = QUICK
+  ? [
+      {
+        id: 'drain1',
+        title: 'drain 20k events, 1 per transaction',
+        kind: 'drain',
+        events: 20_000,
+        perTxn: 1,
+      },
+      {
+        id: 'drain8k',
+        title: 'drain 2k events of 8 KB',
+        kind: 'drain',
+        events: 2_000,
+        perTxn: 1,
+        payloadBytes: 8192,
+      },
+      { id: 'rate1k', title: '1k events/s for 15 s', kind: 'rate', rate: 1000, seconds: 15 },
+      { id: 'idle', title: 'idle: 10 events/s for 10 s', kind: 'rate', rate: 10, seconds: 10 },
+    ]
+  : [
+      {
+        id: 'drain1',
+        title: 'drain 100k events, 1 per transaction',
+        kind: 'drain',
+        events: 100_000,
+        perTxn: 1,
+      },
+      {
+        id: 'drain100',
+        title: 'drain 100k events, 100 per transaction',
+        kind: 'drain',
+        events: 100_000,
+        perTxn: 100,
+      },
+      {
+        id: 'drain8k',
+        title: 'drain 10k events of 8 KB',
+        kind: 'drain',
+        events: 10_000,
+        perTxn: 1,
+        payloadBytes: 8192,
+      },
+      { id: 'rate1k', title: '1k events/s for 60 s', kind: 'rate', rate: 1000, seconds: 60 },
+      { id: 'idle', title: 'idle: 10 events/s for 30 s', kind: 'rate', rate: 10, seconds: 30 },
+    ];
+
+// --only=<id>[,<id>] runs some workloads (e.g. for a CPU profile of one drain).
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
+if (only !== undefined)
+  WORKLOADS.splice(0, WORKLOADS.length, ...WORKLOADS.filter((w) => only.includes(w.id)));
+
+const SYSTEMS = {
+  wal: walboxSystem('wal'),
+  poll: walboxSystem('poll'),
+  dbz: debeziumSystem(false),
+  dbzTuned: debeziumSystem(true),
+};
+// Quick runs take Debezium with its defaults only (each start costs a JVM boot).
+const DEBEZIUM_KEYS = WITH_DEBEZIUM ? (QUICK ? ['dbz'] : ['dbz', 'dbzTuned']) : [];
+const DRAIN_TIMEOUT_MS = 20 * 60_000;
+
+const stateDir = join(ROOT, '.stack', `bench-${process.pid}`);
+const runRoot = join(ROOT, '.stack', `bench-${process.pid}-runs`);
+mkdirSync(runRoot, { recursive: true });
+const state = await startStack({ stateDir, log });
+const databaseUrl = state.postgres.url;
+const brokers = state.kafka.brokers;
+const db = new pg.Client({ connectionString: databaseUrl });
+const kafka = new kafkajs.Kafka({ brokers: [brokers], logLevel: kafkajs.logLevel.NOTHING });
+const admin = kafka.admin();
+const results = [];
+let failure;
+try {
+  await db.connect();
+  await admin.connect();
+  if (WITH_DEBEZIUM) {
+    const { fetchConnect } = await import('./debezium.mjs');
+    await fetchConnect({ root: ROOT, log });
+  }
+  for (const workload of WORKLOADS) {
+    log(`workload ${workload.title}`);
+    results.push(workload.kind === 'drain' ? await runDrain(workload) : await runRate(workload));
+  }
+} catch (error) {
+  failure = error;
+  log(`failed: ${error.stack ?? error}`);
+} finally {
+  await admin.disconnect().catch(() => undefined);
+  await db.end().catch(() => undefined);
+  await stopStack({ stateDir, log });
+  rmSync(runRoot, { recursive: true, force: true });
+}
+if (results.length > 0) {
+  const partial = only !== undefined || !WITH_DEBEZIUM || failure !== undefined;
+  const files = writeReports({ root: ROOT, quick: QUICK, partial, workloads: results, state });
+  log(`wrote ${files.join(', ')}`);
+}
+process.exit(failure === undefined ? 0 : 1);
+
+/** One topic per (workload, system), with LogAppendTime: the broker's clock stamps each append. */
+async function createTopic(topic) {
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: [
+      {
+        topic,
+        numPartitions: 3,
+        replicationFactor: 1,
+        configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }],
+      },
+    ],
+  });
+}
+
+function context(workload, key, schema, publication) {
+  const topicPrefix = `b_${workload.id}_${key}`.toLowerCase();
+  return {
+    db,
+    databaseUrl,
+    brokers,
+    schema,
+    publication,
+    slot: `${workload.id}_${key}`.toLowerCase(),
+    topicPrefix,
+    topic: `${topicPrefix}.order`,
+    runDir: join(runRoot, `${workload.id}_${key}`),
+    log,
+  };
+}
+
+/** Starts a system, waits until every event is on its topic, and measures it. */
+async function measureRun(system, ctx, expected, { startedAt } = {}) {
+  const recorder = await startAppendRecorder(brokers, ctx.topic);
+  const started = Date.now();
+  let handle;
+  try {
+    handle = await system.start(ctx);
+    const sampler = startSampler({ pid: handle.pid, db, slot: system.usesSlot ? ctx.slot : undefined });
+    const complete = await waitUntil(() => recorder.appended.size >= expected, DRAIN_TIMEOUT_MS, 200);
+    const cpu = cpuSeconds(handle.pid);
+    const peaks = await sampler.stop();
+    const times = [...recorder.appended.values()];
+    const first = Math.min(...times);
+    const last = Math.max(...times);
+    return {
+      system: system.name,
+      expected,
+      delivered: recorder.appended.size,
+      messages: recorder.messages(),
+      complete,
+      // Steady drain rate: first to last append, so JVM and process start-up are not counted.
+      eventsPerSecond: times.length > 1 ? Math.round((times.length - 1) / ((last - first) / 1000)) : null,
+      secondsFromStart: Math.round((last - (startedAt ?? started)) / 100) / 10,
+      cpuSeconds: Math.round((cpu || peaks.cpuSeconds) * 10) / 10,
+      peakRssMiB: Math.round(peaks.rssBytes / 1024 / 1024),
+      peakSlotLagMiB: system.usesSlot ? Math.round((peaks.slotLagBytes / 1024 / 1024) * 10) / 10 : null,
+    };
+  } finally {
+    await handle?.stop();
+    await recorder.stop();
+  }
+}
+
+async function runDrain(workload) {
+  const runs = [];
+  const ceilings = {};
+  // The WAL readers share one schema and one backlog; each has its own slot, created before the backlog.
+  const schema = `b_${workload.id}`;
+  const publication = `p_${workload.id}`;
+  migrate({ databaseUrl, schema, publication });
+  const walKeys = ['wal', ...DEBEZIUM_KEYS];
+  for (const key of walKeys) {
+    const ctx = context(workload, key, schema, publication);
+    await createTopic(ctx.topic);
+    const handle = await SYSTEMS[key].start(ctx);
+    await handle.stop();
+  }
+  const recvSlot = `${workload.id}_recv`;
+  await db.query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [recvSlot]);
+  log(`writing ${workload.events} events (${workload.perTxn} per transaction)`);
+  const writeSeconds = await writeBacklog(db, {
+    schema,
+    ...workload,
+    payloadBytes: workload.payloadBytes ?? 0,
+  });
+  const { rows } = await db.query('SELECT pg_current_wal_lsn()::text AS lsn');
+  const endLsn = rows[0].lsn;
+
+  log('pg_recvlogical: decoding the backlog');
+  const recvSeconds = decodeWithRecvlogical({
+    bin: state.postgres.bin,
+    databaseUrl,
+    slot: recvSlot,
+    publication,
+    endLsn,
+  });
+  await db.query('SELECT pg_drop_replication_slot($1)', [recvSlot]);
+  ceilings.pgRecvlogical = Math.round(workload.events / recvSeconds);
+
+  // Debezium first, walbox last: walbox marks rows processed, which adds WAL the later readers would decode.
+  for (const key of [...DEBEZIUM_KEYS, 'wal']) {
+    log(`${SYSTEMS[key].name}: draining`);
+    const ctx = context(workload, key, schema, publication);
+    runs.push(await measureRun(SYSTEMS[key], ctx, workload.events).catch((error) => failed(key, error)));
+    await db.query('SELECT pg_drop_replication_slot($1)', [ctx.slot]).catch(() => undefined);
+  }
+
+  log('walbox poll: draining its own backlog');
+  const pollSchema = `b_${workload.id}_poll`;
+  const pollCtx = context(workload, 'poll', pollSchema, `p_${workload.id}_poll`);
+  migrate({ databaseUrl, schema: pollSchema, publication: pollCtx.publication });
+  await createTopic(pollCtx.topic);
+  await writeBacklog(db, { schema: pollSchema, ...workload, payloadBytes: workload.payloadBytes ?? 0 });
+  runs.push(await measureRun(SYSTEMS.poll, pollCtx, workload.events).catch((error) => failed('poll', error)));
+
+  log('ProducerPerformance: the client ceiling');
+  const producerTopic = `b_${workload.id}_producer`;
+  await createTopic(producerTopic);
+  ceilings.producerPerformance = Math.round(
+    measureProducer({
+      root: ROOT,
+      brokers,
+      topic: producerTopic,
+      records: workload.events,
+      recordSize: (workload.payloadBytes ?? 0) > 0 ? workload.payloadBytes : 200,
+    }),
+  );
+  log('kafkajs alone: the ceiling of the client library walbox uses');
+  const kafkajsTopic = `b_${workload.id}_kafkajs`;
+  await createTopic(kafkajsTopic);
+  ceilings.kafkajs = Math.round(
+    await measureKafkajs({
+      brokers,
+      topic: kafkajsTopic,
+      records: workload.events,
+      recordSize: (workload.payloadBytes ?? 0) > 0 ? workload.payloadBytes : 60,
+    }),
+  );
+  await dropSchemas([schema, pollSchema]);
+  return { ...workload, writeSeconds, ceilings, runs };
+}
+
+async function runRate(workload) {
+  const runs = [];
+  for (const key of ['wal', 'poll', ...DEBEZIUM_KEYS]) {
+    const system = SYSTEMS[key];
+    log(`${system.name}: ${workload.rate} events/s for ${workload.seconds} s`);
+    const schema = `b_${workload.id}_${key}`.toLowerCase();
+    const ctx = context(workload, key, schema, `p_${workload.id}_${key}`.toLowerCase());
+    migrate({ databaseUrl, schema, publication: ctx.publication, notifyTrigger: key === 'poll' });
+    await createTopic(ctx.topic);
+    runs.push(await measureRate(system, ctx, workload).catch((error) => failed(key, error)));
+    if (system.usesSlot)
+      await db.query('SELECT pg_drop_replication_slot($1)', [ctx.slot]).catch(() => undefined);
+    await dropSchemas([schema]);
+  }
+  return { ...workload, ceilings: {}, runs };
+}
+
+async function measureRate(system, ctx, workload) {
+  const recorder = await startAppendRecorder(brokers, ctx.topic);
+  // Four connections keep 1k events/s on 2 busy cores; at most one per 50 events/s.
+  const writers = Array.from(
+    { length: Math.max(1, Math.min(4, Math.round(workload.rate / 50))) },
+    () => new pg.Client({ connectionString: databaseUrl }),
+  );
+  for (const writer of writers) await writer.connect();
+  let handle;
+  try {
+    handle = await system.start(ctx);
+    const cpuBefore = cpuSeconds(handle.pid);
+    const sampler = startSampler({ pid: handle.pid, db, slot: system.usesSlot ? ctx.slot : undefined });
+    const { writes, achievedRate } = await writeAtRate(writers, { schema: ctx.schema, ...workload });
+    const complete = await waitUntil(() => writes.every((w) => recorder.appended.has(w.id)), 120_000, 200);
+    const cpu = cpuSeconds(handle.pid) - cpuBefore;
+    const peaks = await sampler.stop();
+    const committed = await readCommitTimes(db, writes);
+    const latencies = writes
+      .filter((w) => recorder.appended.has(w.id) && committed.has(w.id))
+      .map((w) => recorder.appended.get(w.id) - committed.get(w.id));
+    return {
+      system: system.name,
+      expected: writes.length,
+      delivered: writes.filter((w) => recorder.appended.has(w.id)).length,
+      messages: recorder.messages(),
+      complete,
+      eventsPerSecond: Math.round(achievedRate),
+      latencyMs: percentiles(latencies),
+      cpuSeconds: Math.round(cpu * 10) / 10,
+      peakRssMiB: Math.round(peaks.rssBytes / 1024 / 1024),
+      peakSlotLagMiB: system.usesSlot ? Math.round((peaks.slotLagBytes / 1024 / 1024) * 10) / 10 : null,
+    };
+  } finally {
+    await handle?.stop();
+    for (const writer of writers) await writer.end();
+    await recorder.stop();
+  }
+}
+
+function failed(key, error) {
+  log(`${SYSTEMS[key].name} failed: ${error.message}`);
+  return { system: SYSTEMS[key].name, complete: false, error: error.message };
+}
+
+async function dropSchemas(schemas) {
+  for (const schema of schemas) await db.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+}
