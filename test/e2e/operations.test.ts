@@ -150,6 +150,7 @@ describe('operations', () => {
         timeoutMs: 30_000,
       });
       await stopBroker();
+      const stopped = Date.now();
       try {
         // The relay is idle: only its health probe can notice.
         await waitFor(async () => (await readyStatus(port)) === 503, {
@@ -157,6 +158,7 @@ describe('operations', () => {
           timeoutMs: 10_000,
           intervalMs: 250,
         });
+        console.log(`/readyz turned 503 ${String(Date.now() - stopped)} ms after the broker stopped`);
         const body = (await (await fetch(`http://127.0.0.1:${String(port)}/readyz`)).json()) as {
           ready: boolean;
           failing: Record<string, string>;
@@ -166,10 +168,12 @@ describe('operations', () => {
       } finally {
         await startBroker();
       }
+      const restarted = Date.now();
       await waitFor(async () => (await readyStatus(port)) === 200, {
         what: '/readyz 200 again after the broker restarted',
         timeoutMs: 60_000,
       });
+      console.log(`/readyz turned 200 ${String(Date.now() - restarted)} ms after the broker was back`);
     });
   });
 
