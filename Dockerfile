@@ -1,0 +1,25 @@
+# walbox: multi-stage build; the runtime image holds dist/, sql/ and production dependencies only, runs as the
+# unprivileged `node` user, and checks /healthz with node itself (no curl in the image).
+FROM node:20-alpine AS build
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.base.json tsconfig.build.json ./
+RUN npm ci --no-audit --no-fund
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-alpine
+ENV NODE_ENV=production \
+    WALBOX_METRICS_HOST=0.0.0.0 \
+    WALBOX_METRICS_PORT=9464 \
+    WALBOX_LOG_FORMAT=json
+WORKDIR /app
+COPY --from=build --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist
+COPY --chown=node:node sql ./sql
+COPY --chown=node:node package.json LICENSE README.md ./
+USER node
+EXPOSE 9464
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.WALBOX_METRICS_PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["node", "dist/cli/main.js"]
+CMD ["run"]
