@@ -152,7 +152,7 @@ export function writeReports({ root, quick, partial = false, workloads, state })
   const result = { date, quick, machine: describeMachine(state), workloads };
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
-  const stem = join(dir, `${date}${quick ? '-quick' : partial ? '-partial' : ''}`);
+  const stem = join(dir, `${date}${partial ? '-partial' : quick ? '-quick' : ''}`);
   const markdown = renderMarkdown(result);
   writeFileSync(`${stem}.json`, `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(`${stem}.md`, markdown);

@@ -92,6 +92,49 @@ describe('WAL mode resilience', () => {
     });
   });
 
+  it('pauses the replication socket on a backlog the broker cannot take, keeps status updates going, and stays bounded (G6)', async (t) => {
+    await withRelaySetup(async (setup) => {
+      const relay = setup.startRelay('--log-level', 'debug');
+      await relay.waitForLine(STREAMING);
+      await stopBroker();
+      let peakKb = 0;
+      try {
+        // Far more than the high-water mark (10 000 items), written while nothing can be published.
+        const table = `${pg.escapeIdentifier(setup.fixture.schema)}.outbox_events`;
+        await setup.fixture.query(
+          `INSERT INTO ${table} (aggregate_type, aggregate_id, event_type, payload)
+           SELECT 'order', 'agg-' || (g % 100), 'bulk', jsonb_build_object('version', g, 'filler', repeat('x', 500))
+             FROM generate_series(1, 60000) AS g`,
+        );
+        await relay.waitForLine(/"msg":"replication paused"/, 60_000);
+        // The walsender hears from the paused relay: its reply time keeps moving (status updates every 1 s).
+        const replyTime = async (): Promise<string> => {
+          const rows = await setup.fixture.query<{ reply: string | null }>(
+            `SELECT reply_time::text AS reply FROM pg_stat_replication
+              WHERE pid = (SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1)`,
+            [setup.fixture.slot],
+          );
+          return rows[0]?.reply ?? '';
+        };
+        let first = '';
+        await waitFor(async () => (first = await replyTime()) !== '', { what: 'a walsender reply time' });
+        await new Promise((resolve) => setTimeout(resolve, 4_000));
+        const second = await replyTime();
+        assert.ok(second > first, `reply_time did not move while paused (${first} → ${second})`);
+        const status = readFileSync(`/proc/${relay.child.pid ?? 0}/status`, 'utf8');
+        peakKb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]);
+        t.diagnostic(`relay peak RSS while paused on a 60k-event backlog: ${Math.round(peakKb / 1024)} MiB`);
+        assert.ok(peakKb < 300 * 1024, `peak RSS ${peakKb} kB while paused`);
+      } finally {
+        await startBroker();
+      }
+      await waitFor(async () => (await countProcessed(setup.fixture)) === 60_000, {
+        what: 'the whole backlog delivered after the broker came back',
+        timeoutMs: 180_000,
+      });
+    });
+  });
+
   it('reconnects after pg_terminate_backend of the walsender under load, losing nothing', async () => {
     await withRelaySetup(async (setup) => {
       const relay = setup.startRelay();
