@@ -28,7 +28,9 @@ if (readState(stateDir) !== undefined) {
 }
 say('starting PostgreSQL (wal_level=logical) and Kafka 4.1 (KRaft) on free loopback ports…');
 const state = await startStack({ stateDir, log: () => undefined });
-const env = { ...process.env, DATABASE_URL: state.postgres.url, KAFKA_BROKERS: state.kafka.brokers };
+// The demo's own services only: WALBOX_* from the shell would win over these and could point at a real database.
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('WALBOX_')));
+Object.assign(env, { WALBOX_DATABASE_URL: state.postgres.url, WALBOX_KAFKA_BROKERS: state.kafka.brokers });
 const children = [];
 const db = new pg.Client({ connectionString: state.postgres.url });
 let consumer;
@@ -86,7 +88,7 @@ try {
   });
 
   const writer = spawn(process.execPath, [join(ROOT, 'dist', 'demo', 'main.js')], {
-    env: { ...env, DEMO_RATE: String(RATE) },
+    env: { ...env, DATABASE_URL: state.postgres.url, DEMO_RATE: String(RATE) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.push(writer);

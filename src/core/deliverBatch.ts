@@ -50,7 +50,9 @@ export async function publishRecords(
     );
   }
   const rejectedIds = new Set(rejected.map((r) => r.record.id));
-  return { published: records.filter((r) => !rejectedIds.has(r.id)), rejected, skipped };
+  const published = records.filter((r) => !rejectedIds.has(r.id));
+  deps.retry.observer.published?.(published);
+  return { published, rejected, skipped };
 }
 
 /** Step 3: record the outcome in the rows; only then may the batch's position advance. */

@@ -64,6 +64,8 @@ export interface DeliveredBatch {
 
 /** Hooks for metrics and readiness; every method is optional. */
 export interface RelayObserver {
+  /** The broker acked these records (before their rows are marked): delivery latency is measured here. */
+  published?(records: readonly OutboxRecord[]): void;
   batchDelivered?(batch: DeliveredBatch): void;
   /** A publish attempt of these records failed; they will be tried again (poll mode counts their attempts). */
   publishFailed?(records: readonly OutboxRecord[]): void;

@@ -9,13 +9,22 @@ import type { RelayLogger } from '../core/ports.js';
  */
 export function createPool(
   databaseUrl: string,
-  options: { applicationName: string; max: number; logger: RelayLogger },
+  options: {
+    applicationName: string;
+    max: number;
+    logger: RelayLogger;
+    /** Give up on connecting and on each query after this long (probes that must not hang); none by default. */
+    timeoutMs?: number;
+  },
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     application_name: options.applicationName,
     max: options.max,
     options: '-c DateStyle=ISO -c TimeZone=UTC',
+    ...(options.timeoutMs === undefined
+      ? {}
+      : { connectionTimeoutMillis: options.timeoutMs, query_timeout: options.timeoutMs, keepAlive: true }),
   });
   pool.on('error', (error) => options.logger.debug({ err: error }, 'idle database connection failed'));
   return pool;

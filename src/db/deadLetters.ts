@@ -109,14 +109,17 @@ export async function recordRedeliveryFailure(
   );
 }
 
-/** Deletes dead letters; returns how many. */
+/** Deletes dead letters; returns the ids deleted. */
 export async function purgeDeadLetters(
   db: Db,
   schema: string,
   table: string,
   selection: DeadLetterSelection,
-): Promise<number> {
+): Promise<string[]> {
   const { sql, values } = where(selection);
-  const result = await db.query(`DELETE FROM ${quoteQualified(schema, table)} AS o WHERE ${sql}`, values);
-  return result.rowCount ?? 0;
+  const { rows } = await db.query<{ id: string }>(
+    `DELETE FROM ${quoteQualified(schema, table)} AS o WHERE ${sql} RETURNING o.id::text AS id`,
+    values,
+  );
+  return rows.map((r) => r.id);
 }

@@ -19,15 +19,16 @@ export async function deleteProcessedRows(
   },
 ): Promise<number> {
   const t = quoteQualified(options.schema, options.table);
+  // The cutoff comes from the database clock: the rows' timestamps were written by it.
+  const cutoff = `now() - $1 * interval '1 millisecond'`;
   const old = options.includeDeadLetters
-    ? `(processed_at < $1 OR (processed_at IS NULL AND dead_lettered_at < $1))`
-    : `processed_at < $1`;
-  const cutoff = new Date(Date.now() - options.olderThanMs).toISOString();
+    ? `(processed_at < ${cutoff} OR (processed_at IS NULL AND dead_lettered_at < ${cutoff}))`
+    : `processed_at < ${cutoff}`;
   let total = 0;
   for (;;) {
     const result = await db.query(
       `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t} WHERE ${old} LIMIT $2))`,
-      [cutoff, options.batchSize],
+      [options.olderThanMs, options.batchSize],
     );
     const deleted = result.rowCount ?? 0;
     total += deleted;

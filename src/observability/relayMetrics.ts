@@ -122,12 +122,16 @@ export class RelayMetrics {
   /** Feeds the counters and histograms from the relay. */
   observer(): RelayObserver {
     return {
-      batchDelivered: ({ published, rejected, durationMs }) => {
+      published: (records) => {
         const now = Date.now();
-        this.published.inc(published.length);
-        for (const record of published) {
-          this.deliveryLatency.observe(Math.max(0, now - committedAt(record)) / 1000);
+        this.published.inc(records.length);
+        for (const record of records) {
+          const seconds = (now - committedAt(record)) / 1000;
+          // created_at may be 'infinity' or BC: such rows have no meaningful latency.
+          if (Number.isFinite(seconds)) this.deliveryLatency.observe(Math.max(0, seconds));
         }
+      },
+      batchDelivered: ({ rejected, durationMs }) => {
         for (const { record } of rejected) this.failed.inc({ event_type: this.eventTypeLabel(record) });
         this.batchDuration.observe(durationMs / 1000);
       },

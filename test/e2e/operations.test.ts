@@ -338,6 +338,10 @@ describe('operations', () => {
         assert.equal(after?.processed, true);
         const empty = await runCli(['dlq', 'list', '--json', ...tableArgs(fixture)]);
         assert.deepEqual(JSON.parse(empty.stdout), []);
+        // The event is processed now: naming it again is a failed precondition, not a silent success.
+        const again = await runCli(['dlq', 'purge', id, ...tableArgs(fixture)]);
+        assert.equal(again.code, 3, again.stdout + again.stderr);
+        assert.match(again.stderr, new RegExp(`not dead letters \\(unknown, pending or processed\\): ${id}`));
       },
       { topic: { config: { 'max.message.bytes': '20000' } } },
     );

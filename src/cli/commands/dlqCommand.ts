@@ -100,9 +100,9 @@ async function retryCommand(config: RelayConfig, selection: DeadLetterSelection)
   const sink = await connectKafkaSink(config, SILENT_LOGGER);
   let delivered = 0;
   let failed = 0;
+  const tried = new Set<string>();
   try {
     await withCommandDatabase(config, 'dlq', async (client) => {
-      const tried = new Set<string>();
       for (;;) {
         await client.query('BEGIN');
         try {
@@ -142,13 +142,25 @@ async function retryCommand(config: RelayConfig, selection: DeadLetterSelection)
   process.stdout.write(
     `walbox dlq: re-delivered ${String(delivered)} events${failed > 0 ? `, ${String(failed)} rejected again` : ''}\n`,
   );
-  return failed > 0 ? EXIT.RUNTIME_FAILURE : EXIT.OK;
+  if (failed > 0) return EXIT.RUNTIME_FAILURE;
+  return reportMissing(selection, tried);
 }
 
 async function purgeCommand(config: RelayConfig, selection: DeadLetterSelection): Promise<number> {
   const purged = await withCommandDatabase(config, 'dlq', (client) =>
     purgeDeadLetters(client, config.schema, config.table, selection),
   );
-  process.stdout.write(`walbox dlq: deleted ${String(purged)} dead letters\n`);
-  return EXIT.OK;
+  process.stdout.write(`walbox dlq: deleted ${String(purged.length)} dead letters\n`);
+  return reportMissing(selection, new Set(purged));
+}
+
+/** Ids the operator named that are not dead letters (unknown, pending or processed): a failed precondition. */
+function reportMissing(selection: DeadLetterSelection, found: ReadonlySet<string>): number {
+  if ('all' in selection) return EXIT.OK;
+  const missing = selection.ids.filter((id) => !found.has(id.toLowerCase()));
+  if (missing.length === 0) return EXIT.OK;
+  process.stderr.write(
+    `walbox dlq: not dead letters (unknown, pending or processed): ${missing.join(', ')}\n`,
+  );
+  return EXIT.PRECONDITION;
 }

@@ -166,7 +166,7 @@ export class KafkaSink implements Sink {
   async checkHealth(timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref();
     });
     try {
       await Promise.race([this.admin.describeCluster(), timeout]);

@@ -119,6 +119,8 @@ export class PollRelay {
       const records = await this.claim(client);
       if (records.length === 0) {
         await client.query('COMMIT');
+        // Nothing is due: rows that failed wait for their backoff, and the broker probe reports an outage.
+        this.deps.observer.recovered?.({ step: 'publish to Kafka' });
         return 0;
       }
       await this.deliver(client, records);
@@ -196,6 +198,7 @@ export class PollRelay {
     }
     const rejectedIds = new Set(rejected.map((r) => r.record.id));
     const published = records.filter((r) => !rejectedIds.has(r.id));
+    this.deps.observer.published?.(published);
     if (published.length > 0) await client.query(this.queries.markProcessed, [published.map((r) => r.id)]);
     this.deps.observer.recovered?.({ step: 'publish to Kafka' });
     this.deps.observer.batchDelivered?.({

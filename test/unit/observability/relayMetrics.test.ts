@@ -37,8 +37,10 @@ async function sample(
 describe('RelayMetrics', () => {
   it('counts published events, their latency and the batch duration', async () => {
     const metrics = new RelayMetrics('wal');
+    const published = [record('a', Date.now() - 2_000), record('a', Date.now() - 2_000)];
+    metrics.observer().published?.(published);
     metrics.observer().batchDelivered?.({
-      published: [record('a', Date.now() - 2_000), record('a', Date.now() - 2_000)],
+      published,
       rejected: [{ record: record('huge'), reason: 'too large' }],
       skipped: 0,
       durationMs: 40,
@@ -48,6 +50,13 @@ describe('RelayMetrics', () => {
     assert.equal(await sample(metrics, 'outbox_delivery_latency_seconds', { le: '1' }), 0);
     assert.equal(await sample(metrics, 'outbox_delivery_latency_seconds', { le: '2.5' }), 2);
     assert.equal(await sample(metrics, 'outbox_batch_duration_seconds', { le: '0.05' }), 1);
+  });
+
+  it('skips the latency of a row whose created_at is not a finite time (infinity, BC dates)', async () => {
+    const metrics = new RelayMetrics('poll');
+    metrics.observer().published?.([{ ...record('a'), createdAt: 'infinity' }]);
+    assert.equal(await sample(metrics, 'outbox_events_published_total'), 1);
+    assert.equal(await sample(metrics, 'outbox_delivery_latency_seconds', { le: '+Inf' }), 0);
   });
 
   it('keeps the event_type label bounded: past 100 types, the rest count as "other"', async () => {
