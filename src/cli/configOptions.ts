@@ -2,6 +2,7 @@ import type { Argv, Options } from 'yargs';
 
 import { OPTION_SPECS, toEnvName, type CommandName, type OptionSpec } from '../config/configSchema.js';
 import { formatDuration } from '../config/parseDuration.js';
+import { loadConfig } from '../config/loadConfig.js';
 import type { RelayConfig } from '../config/relayConfig.js';
 
 /**
@@ -56,4 +57,13 @@ export function formatDefault(spec: OptionSpec): string | undefined {
   if (spec.kind === 'duration' && typeof value === 'number') return formatDuration(value);
   if (Array.isArray(value)) return value.length === 0 ? undefined : value.join(',');
   return String(value);
+}
+
+/** The command's config from its flags and the environment (defaults < env < flags), with `required` set. */
+export function loadCommandConfig(
+  argv: Readonly<Record<string, unknown>>,
+  command: CommandName,
+  required: readonly (keyof RelayConfig)[] = ['databaseUrl'],
+): RelayConfig {
+  return loadConfig({ flags: readConfigFlags(argv, command), env: process.env, required });
 }

@@ -9,7 +9,7 @@ import type { RelayMetrics } from '../observability/relayMetrics.js';
 import { sleep } from './sleep.js';
 
 /** Often enough that /readyz turns within 10 s of an outage (one interval plus one probe timeout). */
-export const PROBE_INTERVAL_MS = 3_000;
+const PROBE_INTERVAL_MS = 3_000;
 const PROBE_TIMEOUT_MS = 3_000;
 /** Counting a large backlog is not free: the outbox gauges are sampled less often than the probes run. */
 const COUNT_INTERVAL_MS = 15_000;

@@ -26,11 +26,11 @@ function censor(value: unknown, path: string[]): string {
  */
 export function createLogger(
   level: LogLevel,
-  destination?: pino.DestinationStream,
-  format: LogFormat = 'json',
+  options: { readonly format?: LogFormat; readonly destination?: pino.DestinationStream } = {},
 ): Logger {
+  const format = options.format ?? 'json';
   const pretty = format === 'pretty' || (format === 'auto' && process.stdout.isTTY);
-  const out = destination ?? pino.destination(1);
+  const out = options.destination ?? pino.destination(1);
   return pino(
     {
       level,

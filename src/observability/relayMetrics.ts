@@ -7,7 +7,7 @@ import type { OutboxStatus } from '../db/readOutboxStatus.js';
 import type { SlotStatus } from '../db/readSlotStatus.js';
 
 /** The values `outbox_replication_slot_wal_status{status}` takes (pg_replication_slots.wal_status). */
-export const WAL_STATUSES = ['reserved', 'extended', 'unreserved', 'lost'] as const;
+const WAL_STATUSES = ['reserved', 'extended', 'unreserved', 'lost'] as const;
 
 /** Distinct event_type label values kept; the rest count as "other", so a bad producer cannot explode series. */
 const MAX_EVENT_TYPE_LABELS = 100;

@@ -1,11 +1,10 @@
 import type { Argv, CommandModule } from 'yargs';
 
-import { loadConfig } from '../../config/loadConfig.js';
 import { formatDuration, parseDuration } from '../../config/parseDuration.js';
 import { deleteProcessedRows } from '../../db/deleteProcessedRows.js';
 import { ConfigError } from '../../errors.js';
 import { withCommandDatabase } from '../commandDatabase.js';
-import { addConfigOptions, readConfigFlags } from '../configOptions.js';
+import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
 
 interface CleanupArgs {
@@ -31,11 +30,7 @@ export const cleanupCommand: CommandModule<object, CleanupArgs> = {
       .option('batch', { type: 'number', description: 'rows per DELETE [default 1000]' }),
   handler: (argv) =>
     executeCommand('cleanup', async () => {
-      const config = loadConfig({
-        flags: readConfigFlags(argv, 'cleanup'),
-        env: process.env,
-        required: ['databaseUrl'],
-      });
+      const config = loadCommandConfig(argv, 'cleanup');
       const olderThanMs = parseDuration(argv.olderThan ?? '');
       if (olderThanMs === undefined || olderThanMs <= 0) {
         throw new ConfigError(

@@ -1,6 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
 
-import { loadConfig } from '../../config/loadConfig.js';
 import type { RelayConfig } from '../../config/relayConfig.js';
 import {
   listDeadLetters,
@@ -13,7 +12,7 @@ import {
 import { ConfigError } from '../../errors.js';
 import { connectKafkaSink } from '../../sink/kafka/connectKafkaSink.js';
 import { withCommandDatabase } from '../commandDatabase.js';
-import { addConfigOptions, readConfigFlags } from '../configOptions.js';
+import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
 import { EXIT } from '../exitCodeFor.js';
 import { SILENT_LOGGER } from '../silentLogger.js';
@@ -46,11 +45,11 @@ export const dlqCommand: CommandModule<object, DlqArgs> = {
   handler: (argv) =>
     executeCommand('dlq', async () => {
       const action = argv.action ?? 'list';
-      const config = loadConfig({
-        flags: readConfigFlags(argv, 'dlq'),
-        env: process.env,
-        required: action === 'retry' ? ['databaseUrl', 'kafkaBrokers'] : ['databaseUrl'],
-      });
+      const config = loadCommandConfig(
+        argv,
+        'dlq',
+        action === 'retry' ? ['databaseUrl', 'kafkaBrokers'] : ['databaseUrl'],
+      );
       if (action === 'list') return listCommand(config, argv);
       const selection = readSelection(action, argv);
       return action === 'retry' ? retryCommand(config, selection) : purgeCommand(config, selection);

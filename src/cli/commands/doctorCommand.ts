@@ -1,6 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
 
-import { loadConfig } from '../../config/loadConfig.js';
 import { describeDatabase } from '../../db/describeDatabase.js';
 import { toError } from '../../errors.js';
 import { connectKafkaSink } from '../../sink/kafka/connectKafkaSink.js';
@@ -8,7 +7,7 @@ import type { RelayConfig } from '../../config/relayConfig.js';
 import { SILENT_LOGGER } from '../silentLogger.js';
 import { runPreflight, type PreflightCheck } from '../../source/wal/walPreflight.js';
 import { withCommandDatabase } from '../commandDatabase.js';
-import { addConfigOptions, readConfigFlags } from '../configOptions.js';
+import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
 import { EXIT } from '../exitCodeFor.js';
 
@@ -18,11 +17,7 @@ export const doctorCommand: CommandModule = {
   builder: (yargs: Argv) => addConfigOptions(yargs, 'doctor'),
   handler: (argv) =>
     executeCommand('doctor', async () => {
-      const config = loadConfig({
-        flags: readConfigFlags(argv, 'doctor'),
-        env: process.env,
-        required: ['databaseUrl'],
-      });
+      const config = loadCommandConfig(argv, 'doctor');
       process.stdout.write(
         `walbox doctor: ${config.mode} mode, ${config.schema}.${config.table} on ${describeDatabase(config.databaseUrl ?? '')}\n`,
       );

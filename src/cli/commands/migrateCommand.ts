@@ -1,10 +1,9 @@
 import type { Argv, CommandModule } from 'yargs';
 
-import { loadConfig } from '../../config/loadConfig.js';
 import { connectDatabase } from '../../db/connectDatabase.js';
 import { describeDatabase } from '../../db/describeDatabase.js';
 import { migrate } from '../../db/migrate.js';
-import { addConfigOptions, readConfigFlags } from '../configOptions.js';
+import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
 
 interface MigrateArgs {
@@ -27,11 +26,7 @@ export const migrateCommand: CommandModule<object, MigrateArgs> = {
       }),
   handler: (argv) =>
     executeCommand('migrate', async () => {
-      const config = loadConfig({
-        flags: readConfigFlags(argv, 'migrate'),
-        env: process.env,
-        required: ['databaseUrl'],
-      });
+      const config = loadCommandConfig(argv, 'migrate');
       const databaseUrl = config.databaseUrl ?? '';
       const client = await connectDatabase({
         databaseUrl,

@@ -1,10 +1,9 @@
 import type { Argv, CommandModule } from 'yargs';
 
-import { loadConfig } from '../../config/loadConfig.js';
 import { readSlotStatus } from '../../db/readSlotStatus.js';
 import { PreconditionError } from '../../errors.js';
 import { withCommandDatabase } from '../commandDatabase.js';
-import { addConfigOptions, readConfigFlags } from '../configOptions.js';
+import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
 import { formatBytes, formatTable } from '../formatUnits.js';
 
@@ -24,11 +23,7 @@ export const slotCommand: CommandModule<object, SlotArgs> = {
       .option('json', { type: 'boolean', description: 'info: print JSON' }),
   handler: (argv) =>
     executeCommand('slot', async () => {
-      const config = loadConfig({
-        flags: readConfigFlags(argv, 'slot'),
-        env: process.env,
-        required: ['databaseUrl'],
-      });
+      const config = loadCommandConfig(argv, 'slot');
       const slot = config.slot;
       await withCommandDatabase(config, 'slot', async (client) => {
         const status = await readSlotStatus(client, slot);

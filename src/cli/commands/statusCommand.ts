@@ -1,13 +1,12 @@
 import type { Argv, CommandModule } from 'yargs';
 
-import { loadConfig } from '../../config/loadConfig.js';
 import { parseDuration } from '../../config/parseDuration.js';
 import { ConfigError } from '../../errors.js';
 import { describeDatabase } from '../../db/describeDatabase.js';
 import { readOutboxStatus, type OutboxStatus } from '../../db/readOutboxStatus.js';
 import { readSlotStatus, type SlotStatus } from '../../db/readSlotStatus.js';
 import { withCommandDatabase } from '../commandDatabase.js';
-import { addConfigOptions, readConfigFlags } from '../configOptions.js';
+import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
 import { EXIT } from '../exitCodeFor.js';
 import { formatBytes, formatSeconds, formatTable } from '../formatUnits.js';
@@ -66,11 +65,7 @@ export const statusCommand: CommandModule<object, StatusArgs> = {
       }),
   handler: (argv) =>
     executeCommand('status', async () => {
-      const config = loadConfig({
-        flags: readConfigFlags(argv, 'status'),
-        env: process.env,
-        required: ['databaseUrl'],
-      });
+      const config = loadCommandConfig(argv, 'status');
       const maxPendingAgeMs = parseDuration(argv.maxPendingAge ?? '5m');
       if (maxPendingAgeMs === undefined) {
         throw new ConfigError(
