@@ -11,7 +11,6 @@ import pg from 'pg';
 import { ROOT, startStack, stopStack } from '../stack/stack.mjs';
 import { decodeWithRecvlogical, measureKafkajs, measureProducer } from './ceilings.mjs';
 import { cpuSeconds, percentiles, startAppendRecorder, startSampler, waitUntil } from './measure.mjs';
-import { quoteIdent } from './names.mjs';
 import { writeReports } from './report.mjs';
 import { debeziumSystem, migrate, walboxSystem } from './systems.mjs';
 import { readCommitTimes, writeAtRate, writeBacklog } from './workloads.mjs';
@@ -329,5 +328,6 @@ function failed(key, error) {
 }
 
 async function dropSchemas(schemas) {
-  for (const schema of schemas) await db.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+  for (const schema of schemas)
+    await db.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
 }

@@ -1,6 +1,6 @@
 // What the benchmark writes: backlogs (written while every system is stopped, after their slots exist) and
 // steady insert rates (written while one system runs). Rows spread over 1000 aggregates, like services do.
-import { quoteIdent } from './names.mjs';
+import pg from 'pg';
 
 /**
  * Writes `events` rows, `perTxn` per transaction, each with a payload of about `payloadBytes` bytes, with a
@@ -8,7 +8,7 @@ import { quoteIdent } from './names.mjs';
  * compressing to nothing in TOAST, which would flatter every system.
  */
 export async function writeBacklog(db, { schema, events, perTxn, payloadBytes }) {
-  const s = quoteIdent(schema);
+  const s = pg.escapeIdentifier(schema);
   await db.query(`CREATE OR REPLACE PROCEDURE ${s}.bench_backlog(n int, per_txn int, pad_chunks int)
     LANGUAGE plpgsql AS $$
     DECLARE pad text;
@@ -34,7 +34,7 @@ export async function writeBacklog(db, { schema, events, perTxn, payloadBytes })
  * row's xmin changes when walbox marks it processed).
  */
 export async function writeAtRate(clients, { schema, rate, seconds }) {
-  const table = `${quoteIdent(schema)}.outbox_events`;
+  const table = `${pg.escapeIdentifier(schema)}.outbox_events`;
   const total = Math.round(rate * seconds);
   const writes = [];
   const started = Date.now();
