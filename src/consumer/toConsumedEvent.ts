@@ -48,10 +48,21 @@ export function toConsumedEvent({
   };
 }
 
+/** What kafkajs decodes, whatever its types say: a header sent with a null value (Kafka allows it) is null. */
+type DecodedHeaderValue = Buffer | string | null | undefined;
+
+/**
+ * The headers as text, in a map without a prototype so that a header named `__proto__` or `constructor` is an
+ * ordinary one. A header whose value is null carries nothing and is treated as absent (walbox never sends one:
+ * it leaves a JSON null out; another producer may).
+ */
 function readHeaders(raw: IHeaders | undefined, where: string): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(raw ?? {})) {
-    const values = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  const headers = Object.create(null) as Record<string, string>;
+  const entries = Object.entries(raw ?? {}) as [string, DecodedHeaderValue | DecodedHeaderValue[]][];
+  for (const [name, value] of entries) {
+    const values = (Array.isArray(value) ? value : [value]).filter(
+      (v): v is Buffer | string => v !== null && v !== undefined,
+    );
     // Kafka lets a header name repeat (kafkajs then gives an array). walbox never repeats its own names; two
     // event ids would make deduplication ambiguous, so that is refused rather than guessed.
     if (values.length > 1 && (RESERVED_HEADERS as readonly string[]).includes(name)) {

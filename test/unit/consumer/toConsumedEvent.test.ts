@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 
 import type { IHeaders, KafkaMessage } from 'kafkajs';
@@ -19,12 +20,17 @@ const record: OutboxRecord = {
   seq: '1',
 };
 
-/** The message as a kafkajs consumer receives it: values and headers as Buffers. */
+/**
+ * The message as a kafkajs consumer receives it: values and headers as Buffers, the headers as own properties
+ * (kafkajs builds them with computed keys, so a `__proto__` header is an own property too).
+ */
 function received(headers: IHeaders, value: string | null = record.payload): KafkaMessage {
-  const encoded: IHeaders = {};
-  for (const [name, v] of Object.entries(headers)) {
-    encoded[name] = Array.isArray(v) ? v.map((x) => Buffer.from(x)) : v === undefined ? v : Buffer.from(v);
-  }
+  const encoded: IHeaders = Object.fromEntries(
+    Object.entries(headers).map(([name, v]) => [
+      name,
+      Array.isArray(v) ? v.map((x) => Buffer.from(x)) : v === undefined ? v : Buffer.from(v),
+    ]),
+  );
   return {
     key: Buffer.from(record.aggregateId),
     value: value === null ? null : Buffer.from(value),
@@ -67,7 +73,7 @@ describe('toConsumedEvent', () => {
       createdAt: '2026-12-02T12:37:28.123400Z',
       payload: JSON.parse(record.payload) as unknown,
       payloadJson: record.payload,
-      headers: { ...produced, traceparent: '00-abc-01', n: '7' },
+      headers: Object.assign(Object.create(null) as object, produced, { traceparent: '00-abc-01', n: '7' }),
     });
     assert.match(event.payloadJson, /12345678901234567890/, 'the exact text, for numbers JSON.parse rounds');
   });
@@ -91,4 +97,121 @@ describe('toConsumedEvent', () => {
     const event = decode(received({ ...produced, baggage: ['a=1', 'a=2'] }));
     assert.equal(event.headers['baggage'], 'a=2');
   });
+
+  it('keeps __proto__ and constructor as ordinary headers, in a map without a prototype', () => {
+    const event = decode(received(Object.fromEntries([...Object.entries(produced), ['__proto__', 'p']])));
+    assert.equal(Object.getPrototypeOf(event.headers), null);
+    assert.equal(event.headers['__proto__'], 'p');
+    assert.equal(event.headers['constructor'], undefined, 'no inherited names');
+  });
+
+  it('treats a null header value as absent instead of throwing', () => {
+    const message = received(produced);
+    const headers = message.headers as Record<string, unknown>;
+    headers['tenant'] = null;
+    headers['baggage'] = [Buffer.from('a=1'), null];
+    headers['region'] = [null, Buffer.from('eu')];
+    const event = decode(message);
+    assert.equal('tenant' in event.headers, false);
+    assert.equal(event.headers['baggage'], 'a=1', 'the last value that carries one');
+    assert.equal(event.headers['region'], 'eu');
+    assert.equal(event.id, record.id);
+  });
+
+  it('refuses a reserved header that is null as missing, with a DECODE_FAILED error', () => {
+    const message = received(produced);
+    (message.headers as Record<string, unknown>)['id'] = null;
+    rejectsWith(message, /has no id header: not a walbox event/);
+    const repeated = received(produced);
+    (repeated.headers as Record<string, unknown>)['id'] = [null, Buffer.from(record.id)];
+    assert.equal(decode(repeated).id, record.id, 'a null beside the id is no second id');
+  });
 });
+
+/** kafkajs 2.2.4's own record encoding and decoding (no types: internal modules). */
+interface KafkajsRecordCodec {
+  encodeRecord(record: { key: Buffer; value: Buffer; headers: Record<string, unknown> }): { buffer: Buffer };
+  encodeHeader(header: { key: string; value: Buffer | string | null }): object;
+  newEncoder(): KafkajsEncoder;
+  decodeRecord(buffer: Buffer): KafkaMessage;
+}
+interface KafkajsEncoder {
+  writeInt8(value: number): KafkajsEncoder;
+  writeVarLong(value: number): KafkajsEncoder;
+  writeVarInt(value: number): KafkajsEncoder;
+  writeVarIntBytes(value: Buffer): KafkajsEncoder;
+  writeVarIntArray(items: object[]): KafkajsEncoder;
+  buffer: Buffer;
+}
+
+function loadKafkajsCodec(): KafkajsRecordCodec {
+  const load = createRequire(__filename);
+  const Encoder = load('kafkajs/src/protocol/encoder') as new () => KafkajsEncoder;
+  const Decoder = load('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => {
+    readVarIntBytes(): Buffer;
+  };
+  const Record = load('kafkajs/src/protocol/recordBatch/record/v0') as KafkajsRecordCodec['encodeRecord'];
+  const Header = load('kafkajs/src/protocol/recordBatch/header/v0') as KafkajsRecordCodec['encodeHeader'];
+  const RecordDecoder = load('kafkajs/src/protocol/recordBatch/record/v0/decoder') as (
+    decoder: unknown,
+    context: object,
+  ) => KafkaMessage;
+  return {
+    encodeRecord: Record,
+    encodeHeader: Header,
+    newEncoder: () => new Encoder(),
+    decodeRecord: (buffer) => RecordDecoder(new Decoder(buffer), { firstOffset: '17', firstTimestamp: '0' }),
+  };
+}
+
+describe('headers through kafkajs’s own wire encoding', () => {
+  const kafkajs = loadKafkajsCodec();
+
+  it('round-trips the relay’s headers, __proto__ included', () => {
+    const message = toKafkaMessage({
+      ...record,
+      headers: '{"__proto__": "p", "constructor": "c", "gone": null}',
+    });
+    const { buffer } = kafkajs.encodeRecord({
+      key: Buffer.from(record.aggregateId),
+      value: Buffer.from(record.payload),
+      headers: message.headers ?? {},
+    });
+    const body = buffer.subarray(varIntLength(buffer));
+    const event = decode(kafkajs.decodeRecord(body));
+    assert.equal(event.headers['__proto__'], 'p');
+    assert.equal(event.headers['constructor'], 'c');
+    assert.equal('gone' in event.headers, false);
+    assert.equal(event.id, record.id);
+  });
+
+  it('cannot produce a null header value (why the relay leaves JSON null out), but decodes one as null', () => {
+    assert.throws(
+      () => kafkajs.encodeRecord({ key: Buffer.from('k'), value: Buffer.from('v'), headers: { h: null } }),
+      TypeError,
+    );
+    // A record as another producer (the Java client) may write it: header values of length -1.
+    const body = kafkajs
+      .newEncoder()
+      .writeInt8(0)
+      .writeVarLong(0)
+      .writeVarInt(0)
+      .writeVarIntBytes(Buffer.from(record.aggregateId))
+      .writeVarIntBytes(Buffer.from(record.payload))
+      .writeVarIntArray([
+        ...Object.entries(produced).map(([key, value]) => kafkajs.encodeHeader({ key, value })),
+        kafkajs.encodeHeader({ key: 'tenant', value: null }),
+      ]).buffer;
+    const decoded = kafkajs.decodeRecord(body);
+    assert.equal((decoded.headers as Record<string, unknown>)['tenant'], null);
+    const event = decode(decoded);
+    assert.equal('tenant' in event.headers, false);
+  });
+});
+
+/** Bytes taken by the zigzag varint at the start of `buffer` (kafkajs prefixes a record with its length). */
+function varIntLength(buffer: Buffer): number {
+  let i = 0;
+  while (i < buffer.length && ((buffer[i] ?? 0) & 0x80) !== 0) i++;
+  return i + 1;
+}
