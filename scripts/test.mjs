@@ -61,6 +61,8 @@ if (needsServices) {
     const all = stackEnv(state, STATE_DIR);
     env = { ...env, TEST_DATABASE_URL: all.TEST_DATABASE_URL, TEST_KAFKA_BROKERS: all.TEST_KAFKA_BROKERS };
     env.TEST_STACK_STATE = all.TEST_STACK_STATE;
+    env.TEST_KAFKA_SASL_SSL_BROKERS = all.TEST_KAFKA_SASL_SSL_BROKERS;
+    env.TEST_TLS_DIR = all.TEST_TLS_DIR;
   }
 }
 

@@ -18,6 +18,8 @@ import fsp from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 
+import { SASL_USERS, makeTestCertificates } from './tls.mjs';
+
 export const KAFKA_VERSION = '4.1.2';
 // any valid 22-char base64url UUID (16 bytes); the same one Debezium's test harness uses
 export const CLUSTER_ID = 'ldlg5yhkQeWtnUrZrC6edg';
@@ -291,22 +293,24 @@ export async function killKafka({ runDir }) {
 
 // ---- start --------------------------------------------------------------------------------------------------
 
-async function writeServerProperties(root, p, port, controllerPort, proxied) {
+async function writeServerProperties(root, p, port, controllerPort, proxied, secure) {
   const template = await fsp.readFile(path.join(root, 'tools', 'kafka', 'server.properties.in'), 'utf8');
   const text = template
     .replaceAll('@DATA_DIR@', p.dataDir)
     .replaceAll('@PORT@', String(port))
     .replaceAll('@CPORT@', String(controllerPort))
     .replaceAll('@XPORT@', String(proxied.port))
-    .replaceAll('@XADVPORT@', String(proxied.advertisedPort));
+    .replaceAll('@XADVPORT@', String(proxied.advertisedPort))
+    .replaceAll('@SPORT@', String(secure.port))
+    .replaceAll('@KEYSTORE@', secure.keystore);
   const left = text.match(/@[A-Z_]+@/);
   if (left) throw new Error(`server.properties.in: unknown placeholder ${left[0]}`);
   await fsp.writeFile(p.props, text);
 }
 
-async function formatStorage({ lib, log4jConf, p, log }) {
-  const t0 = Date.now();
-  const args = [
+/** A short-lived Kafka tool JVM: small heap, quick start. */
+function toolJvmArgs(lib, log4jConf) {
+  return [
     '-Xms64m',
     '-Xmx256m',
     '-XX:TieredStopAtLevel=1',
@@ -315,6 +319,13 @@ async function formatStorage({ lib, log4jConf, p, log }) {
     `-Dlog4j2.configurationFile=${log4jConf}`,
     '-cp',
     path.join(lib, '*'),
+  ];
+}
+
+async function formatStorage({ lib, log4jConf, p, log }) {
+  const t0 = Date.now();
+  const args = [
+    ...toolJvmArgs(lib, log4jConf),
     'kafka.tools.StorageTool',
     'format',
     '-t',
@@ -330,6 +341,51 @@ async function formatStorage({ lib, log4jConf, p, log }) {
     throw new Error(`startKafka: kafka-storage format failed (see ${p.formatLog})`);
   }
   log(`formatted ${p.dataDir} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+/**
+ * Adds (or replaces) a SCRAM-SHA-512 user through the admin API (kafka-configs --alter --add-config). Credentials
+ * given to `kafka-storage format --add-scram` did not authenticate on 4.1.2, so this runs against the live broker.
+ */
+export async function addScramUser({
+  lib,
+  log4jConf,
+  p,
+  port,
+  user,
+  log = defaultLog,
+  mechanism = 'SCRAM-SHA-512',
+}) {
+  const t0 = Date.now();
+  const args = [
+    ...toolJvmArgs(lib, log4jConf),
+    'kafka.admin.ConfigCommand',
+    '--bootstrap-server',
+    `127.0.0.1:${port}`,
+    '--alter',
+    '--add-config',
+    `${mechanism}=[iterations=4096,password=${user.password}]`,
+    '--entity-type',
+    'users',
+    '--entity-name',
+    user.username,
+  ];
+  const res = await run(javaBin(), args, { cwd: p.dir });
+  if (res.code !== 0) {
+    throw new Error(
+      `kafka-configs: adding SCRAM user ${user.username} failed:\n${lastLines(res.output, 20)}`,
+    );
+  }
+  log(`SCRAM user ${user.username} added in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+/** Changes a SCRAM user's password on the running broker in runDir (tests of rotated credentials). */
+export async function setScramPassword({ root, runDir, username, password, log = defaultLog }) {
+  const p = paths(runDir);
+  const ports = JSON.parse(await fsp.readFile(p.portsFile, 'utf8'));
+  const lib = libDirFor(path.resolve(root));
+  const log4jConf = path.join(path.resolve(root), 'tools', 'kafka', 'log4j2.properties');
+  await addScramUser({ lib, log4jConf, p, port: ports.port, user: { username, password }, log });
 }
 
 /** Lines of one start's log that name the cause of a failure (the tail is mostly shutdown noise). */
@@ -401,20 +457,38 @@ export async function startKafka({
 
   // the PROXIED listener (fault tests): kept across restarts, as a test's proxy listens on the advertised port
   const proxied = prev.proxied ?? (await findFreePorts(2).then(([a, b]) => ({ port: a, advertisedPort: b })));
+  // the SASL_SSL listener (secure-connection tests): port and certificates kept across restarts
+  const secure = prev.secure ?? {
+    port: await findFreePort(),
+    ...makeTestCertificates(path.join(p.dir, 'tls')),
+    brokers: '',
+  };
+  secure.brokers = `localhost:${secure.port}`;
 
   for (let attempt = 1; ; attempt++) {
-    await writeServerProperties(root, p, port, controllerPort, proxied);
-    await fsp.writeFile(p.portsFile, JSON.stringify({ port, controllerPort, proxied }) + '\n');
-    if (exists(path.join(p.dataDir, 'meta.properties'))) {
-      log(`data dir ${p.dataDir} already formatted: keeping it`);
-    } else {
+    await writeServerProperties(root, p, port, controllerPort, proxied, secure);
+    await fsp.writeFile(p.portsFile, JSON.stringify({ port, controllerPort, proxied, secure }) + '\n');
+    const fresh = !exists(path.join(p.dataDir, 'meta.properties'));
+    if (fresh) {
       await formatStorage({ lib, log4jConf, p, log });
+    } else {
+      log(`data dir ${p.dataDir} already formatted: keeping it`);
     }
     try {
-      return {
-        ...(await launch({ lib, log4jConf, p, port, controllerPort, log, timeoutMs, heap, jvmArgs })),
-        proxied,
-      };
+      const started = await launch({
+        lib,
+        log4jConf,
+        p,
+        port,
+        controllerPort,
+        log,
+        timeoutMs,
+        heap,
+        jvmArgs,
+      });
+      // SCRAM credentials live in the cluster metadata: added once, through the admin API of the running broker
+      if (fresh) await addScramUser({ lib, log4jConf, p, port, user: SASL_USERS.scram, log });
+      return { ...started, proxied, secure };
     } catch (err) {
       if (!(picked && attempt === 1 && err.bindConflict)) throw err;
       log('a picked port was taken meanwhile: retrying once with new free ports');

@@ -9,6 +9,8 @@ import {
   rmSync,
   writeFileSync,
   appendFileSync,
+  copyFileSync,
+  readFileSync,
 } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -60,8 +62,10 @@ function runAs(user, bin, args, options = {}) {
 /**
  * initdb + start on `port`, with wal_level=logical. Data lives in a fresh temporary folder owned by the server's
  * user (the clone may sit under a path that user cannot enter). Returns the handle that stop/restart take.
+ * `tls: { certFile, keyFile }` turns ssl on with that certificate; `hbaLines` go first in pg_hba.conf (first
+ * match wins, e.g. `hostnossl all all 127.0.0.1/32 reject` to prove that clients really use TLS).
  */
-export function startPostgres({ port, log = console.error, settings = {} }) {
+export function startPostgres({ port, log = console.error, settings = {}, tls, hbaLines = [] }) {
   const bin = findPgBin({ log });
   const user = isRoot() ? 'postgres' : null;
   const baseDir = mkdtempSync(join(tmpdir(), 'walbox-pg-'));
@@ -90,7 +94,33 @@ export function startPostgres({ port, log = console.error, settings = {} }) {
     '--locale=C.UTF-8',
     '--no-sync',
   ]);
+  const tlsSettings = {};
+  if (tls !== undefined) {
+    // The server refuses a key that others can read: private copies owned by the server's user.
+    for (const [from, name] of [
+      [tls.certFile, 'server.crt'],
+      [tls.keyFile, 'server.key'],
+    ]) {
+      const to = join(baseDir, name);
+      copyFileSync(from, to);
+      chmodSync(to, 0o600);
+      if (user !== null) {
+        const uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
+        chownSync(to, uid, Number(execFileSync('id', ['-g', user], { encoding: 'utf8' }).trim()));
+      }
+    }
+    Object.assign(tlsSettings, {
+      ssl: 'on',
+      ssl_cert_file: `'${join(baseDir, 'server.crt')}'`,
+      ssl_key_file: `'${join(baseDir, 'server.key')}'`,
+    });
+  }
+  if (hbaLines.length > 0) {
+    const hba = join(dataDir, 'pg_hba.conf');
+    writeFileSync(hba, `${hbaLines.join('\n')}\n${readFileSync(hba, 'utf8')}`);
+  }
   const conf = {
+    ...tlsSettings,
     listen_addresses: "'127.0.0.1'",
     port: String(port),
     unix_socket_directories: `'${baseDir}'`,

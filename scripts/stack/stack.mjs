@@ -77,7 +77,7 @@ export async function startStack({ stateDir, log = console.error }) {
   writeFileSync(statePath(stateDir), JSON.stringify(state, null, 2));
   log(
     `stack: PostgreSQL on 127.0.0.1:${postgres.port} (${postgres.seconds.toFixed(1)}s), ` +
-      `Kafka on ${kafka.brokers} (${kafka.seconds.toFixed(1)}s); total ${state.seconds.toFixed(1)}s`,
+      `Kafka on ${kafka.brokers} and SASL_SSL ${kafka.secure.brokers} (${kafka.seconds.toFixed(1)}s); total ${state.seconds.toFixed(1)}s`,
   );
   return state;
 }
@@ -107,6 +107,9 @@ export function stackEnv(state, stateDir) {
     TEST_DATABASE_URL: state.postgres.url,
     TEST_KAFKA_BROKERS: state.kafka.brokers,
     TEST_STACK_STATE: statePath(stateDir),
+    // the SASL_SSL listener and the test CA (secure-connection tests)
+    TEST_KAFKA_SASL_SSL_BROKERS: state.kafka.secure.brokers,
+    TEST_TLS_DIR: state.kafka.secure.dir,
     DATABASE_URL: state.postgres.url,
     KAFKA_BROKERS: state.kafka.brokers,
   };

@@ -1,6 +1,7 @@
 import type { Argv, Options } from 'yargs';
 
 import { OPTION_SPECS, toEnvName, type CommandName, type OptionSpec } from '../config/configSchema.js';
+import { ConfigError } from '../errors.js';
 import { formatDuration } from '../config/parseDuration.js';
 import { loadConfig } from '../config/loadConfig.js';
 import type { RelayConfig } from '../config/relayConfig.js';
@@ -34,6 +35,14 @@ export function readConfigFlags(
   for (const spec of OPTION_SPECS) {
     if (!spec.commands.includes(command)) continue;
     const value = argv[spec.flag];
+    if (value === undefined) continue;
+    if (spec.envOnly === true) {
+      // Never echo the value: it is a secret that should not have been on the command line at all.
+      throw new ConfigError(
+        `--${spec.flag} is not accepted on the command line (other users of the host can read it): ` +
+          `set ${toEnvName(spec.flag)} or ${toEnvName(spec.flag)}_FILE`,
+      );
+    }
     if (Array.isArray(value)) {
       // --flag a --flag b: the last one wins, as with most CLIs.
       const last: unknown = value.at(-1);

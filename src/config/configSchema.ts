@@ -13,7 +13,9 @@ export type OptionKind =
   | 'boolean'
   | 'choice'
   | 'brokerList'
-  | 'databaseUrl';
+  | 'databaseUrl'
+  | 'filePath'
+  | 'regex';
 
 export interface OptionSpec {
   readonly key: keyof RelayConfig;
@@ -26,6 +28,8 @@ export interface OptionSpec {
   readonly fallbackEnv?: string;
   /** May hold a secret: also read from WALBOX_<FLAG>_FILE, and never logged. */
   readonly secret?: boolean;
+  /** Refused as a flag (other users of the host see command lines): environment or WALBOX_<FLAG>_FILE only. */
+  readonly envOnly?: boolean;
   readonly choices?: readonly string[];
   readonly min?: number;
   readonly max?: number;
@@ -37,6 +41,7 @@ export type CommandName = 'run' | 'migrate' | 'status' | 'doctor' | 'slot' | 'dl
 
 const DB_COMMANDS: readonly CommandName[] = ['run', 'migrate', 'status', 'doctor', 'slot', 'dlq', 'cleanup'];
 const RUN: readonly CommandName[] = ['run'];
+const KAFKA_COMMANDS: readonly CommandName[] = ['run', 'doctor', 'dlq'];
 
 /**
  * The single source of truth for every option: flag, environment variable, type and default (SPEC §CLI).
@@ -69,7 +74,84 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     default: [],
     fallbackEnv: 'KAFKA_BROKERS',
     description: 'comma-separated Kafka bootstrap servers (host:port,host:port)',
-    commands: ['run', 'doctor', 'dlq'],
+    commands: KAFKA_COMMANDS,
+  },
+  {
+    key: 'kafkaSsl',
+    flag: 'kafka-ssl',
+    kind: 'boolean',
+    default: false,
+    description:
+      'connect to Kafka over TLS (implied by any --kafka-ssl-* option); certificates and host names are verified',
+    commands: KAFKA_COMMANDS,
+  },
+  {
+    key: 'kafkaSslCaFile',
+    flag: 'kafka-ssl-ca-file',
+    kind: 'filePath',
+    default: undefined,
+    description: "PEM file of the CA(s) that signed the brokers' certificates (default: the system store)",
+    commands: KAFKA_COMMANDS,
+  },
+  {
+    key: 'kafkaSslCertFile',
+    flag: 'kafka-ssl-cert-file',
+    kind: 'filePath',
+    default: undefined,
+    description: 'PEM client certificate for mutual TLS (with --kafka-ssl-key-file)',
+    commands: KAFKA_COMMANDS,
+  },
+  {
+    key: 'kafkaSslKeyFile',
+    flag: 'kafka-ssl-key-file',
+    kind: 'filePath',
+    default: undefined,
+    description: 'PEM private key of --kafka-ssl-cert-file (unencrypted)',
+    commands: KAFKA_COMMANDS,
+  },
+  {
+    key: 'kafkaSslInsecure',
+    flag: 'kafka-ssl-insecure',
+    kind: 'boolean',
+    default: false,
+    description:
+      "TLS without verifying the brokers' certificates or host names (warns at every start; never in production)",
+    commands: KAFKA_COMMANDS,
+  },
+  {
+    key: 'kafkaSaslMechanism',
+    flag: 'kafka-sasl-mechanism',
+    kind: 'choice',
+    choices: ['plain', 'scram-sha-256', 'scram-sha-512', 'oauthbearer'],
+    default: undefined,
+    description: 'SASL authentication to Kafka; none by default',
+    commands: KAFKA_COMMANDS,
+  },
+  {
+    key: 'kafkaSaslUsername',
+    flag: 'kafka-sasl-username',
+    kind: 'string',
+    default: undefined,
+    description: 'SASL user (plain, scram-sha-256, scram-sha-512)',
+    commands: KAFKA_COMMANDS,
+  },
+  {
+    key: 'kafkaSaslPassword',
+    flag: 'kafka-sasl-password',
+    kind: 'string',
+    default: undefined,
+    secret: true,
+    envOnly: true,
+    description: 'SASL password: environment or its _FILE variant only, never a flag',
+    commands: KAFKA_COMMANDS,
+  },
+  {
+    key: 'kafkaSaslOauthbearerTokenFile',
+    flag: 'kafka-sasl-oauthbearer-token-file',
+    kind: 'filePath',
+    default: undefined,
+    description: 'file holding the OAUTHBEARER token; read again at every (re-)authentication',
+    commands: KAFKA_COMMANDS,
   },
   {
     key: 'schema',
@@ -117,6 +199,15 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     kind: 'topicTemplate',
     default: 'outbox.{aggregate_type}',
     description: 'topic per event; placeholders {aggregate_type} and {event_type}',
+    commands: ['run', 'dlq'],
+  },
+  {
+    key: 'topicAllow',
+    flag: 'topic-allow',
+    kind: 'regex',
+    default: undefined,
+    description:
+      'regular expression a topic from --topic-template must match whole; other events are dead-lettered',
     commands: ['run', 'dlq'],
   },
   {

@@ -38,6 +38,11 @@ export function parseOptionValue(spec: OptionSpec, raw: string | boolean): Parse
       return parseBrokerList(text);
     case 'databaseUrl':
       return parseDatabaseUrl(text);
+    case 'filePath':
+      // Readability is checked by loadConfig (I/O stays out of parsing).
+      return text.length > 0 ? ok(text) : fail('must name a file');
+    case 'regex':
+      return parseRegex(text);
   }
 }
 
@@ -99,6 +104,15 @@ function parseBrokerList(text: string): ParsedValue {
   if (brokers.length === 0) return fail('must list at least one host:port');
   const bad = brokers.find((b) => !/^[^\s:/]+:\d{1,5}$/.test(b) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(b));
   return bad === undefined ? ok(brokers) : fail(`has "${bad}", which is not host:port`);
+}
+
+function parseRegex(text: string): ParsedValue {
+  try {
+    new RegExp(`^(?:${text})$`);
+    return ok(text);
+  } catch (error) {
+    return fail(`is not a regular expression (${error instanceof Error ? error.message : String(error)})`);
+  }
 }
 
 function parseDatabaseUrl(text: string): ParsedValue {

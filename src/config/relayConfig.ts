@@ -2,18 +2,31 @@ export type RelayMode = 'wal' | 'poll';
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 export type Compression = 'none' | 'gzip';
 export type LogFormat = 'auto' | 'json' | 'pretty';
+export type KafkaSaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512' | 'oauthbearer';
 
 /** The one configuration object: built once by loadConfig(), frozen, passed down explicitly. */
 export interface RelayConfig {
   readonly mode: RelayMode;
   readonly databaseUrl: string | undefined;
   readonly kafkaBrokers: readonly string[];
+  /** TLS to the brokers; true whenever a CA, certificate or key file or --kafka-ssl-insecure is given. */
+  readonly kafkaSsl: boolean;
+  readonly kafkaSslCaFile: string | undefined;
+  readonly kafkaSslCertFile: string | undefined;
+  readonly kafkaSslKeyFile: string | undefined;
+  readonly kafkaSslInsecure: boolean;
+  readonly kafkaSaslMechanism: KafkaSaslMechanism | undefined;
+  readonly kafkaSaslUsername: string | undefined;
+  readonly kafkaSaslPassword: string | undefined;
+  readonly kafkaSaslOauthbearerTokenFile: string | undefined;
   readonly schema: string;
   readonly table: string;
   readonly slot: string;
   readonly publication: string;
   readonly topic: string | undefined;
   readonly topicTemplate: string;
+  /** A topic resolved from row content must match this regular expression (whole name), else dead-lettered. */
+  readonly topicAllow: string | undefined;
   readonly createTopics: boolean;
   readonly topicPartitions: number;
   readonly topicReplicationFactor: number;

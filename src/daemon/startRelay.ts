@@ -1,10 +1,12 @@
 import type { RelayConfig } from '../config/relayConfig.js';
 import { connectDatabase } from '../db/connectDatabase.js';
 import { describeDatabase } from '../db/describeDatabase.js';
+import { describePgTls, warnAboutPgTls } from '../db/pgClientConfig.js';
 import { assertPreflight, runPreflight } from '../source/wal/walPreflight.js';
 import { WalboxError } from '../errors.js';
 import type { Logger } from '../observability/createLogger.js';
 import { connectKafkaSink } from '../sink/kafka/connectKafkaSink.js';
+import { describeKafkaSecurity } from '../sink/kafka/kafkaSecurity.js';
 import type { KafkaSink } from '../sink/kafka/kafkaSink.js';
 import { combineObservers } from '../observability/combineObservers.js';
 import { startMetricsServer, type MetricsServer } from '../observability/metricsServer.js';
@@ -22,13 +24,16 @@ function rejectOnAbort(signal: AbortSignal): Promise<never> {
 }
 
 /** Fails fast (exit 1) when PostgreSQL is unreachable, and with every failed check (exit 3) before Kafka is touched. */
-async function checkPreflight(config: RelayConfig, databaseUrl: string): Promise<void> {
+async function checkPreflight(config: RelayConfig, databaseUrl: string, logger: Logger): Promise<void> {
   const client = await connectDatabase({
     databaseUrl,
     startupTimeoutMs: config.startupTimeoutMs,
     applicationName: 'walbox',
   });
   try {
+    logger.info({ tls: describePgTls(client, databaseUrl) }, 'connected to PostgreSQL');
+    const warning = warnAboutPgTls(client, databaseUrl);
+    if (warning !== undefined) logger.warn(warning);
     assertPreflight(await runPreflight(client, config, config.mode));
   } finally {
     await client.end().catch(() => undefined);
@@ -51,10 +56,17 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
       slot: config.slot,
       publication: config.publication,
       topic: config.topic ?? config.topicTemplate,
+      kafkaSecurity: describeKafkaSecurity(config),
     },
     'walbox starting',
   );
-  await checkPreflight(config, databaseUrl);
+  if (config.kafkaSslInsecure) {
+    logger.warn(
+      "--kafka-ssl-insecure: the brokers' certificates and host names are NOT verified; anyone on the path can " +
+        'read and change events. Set --kafka-ssl-ca-file instead',
+    );
+  }
+  await checkPreflight(config, databaseUrl, logger);
   const signals = handleSignals(config.shutdownTimeoutMs, (signal) =>
     logger.info({ signal }, 'stopping: draining in-flight events (a second signal exits at once)'),
   );

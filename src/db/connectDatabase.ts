@@ -3,6 +3,12 @@ import pg from 'pg';
 import { ConfigError, DatabaseError, PreconditionError } from '../errors.js';
 import { describeDatabase } from './describeDatabase.js';
 import { SQLSTATE, errorCodeOf, isTransientConnectionError } from './sqlState.js';
+import {
+  fallbackTlsFor,
+  readPgTlsSettings,
+  recordNegotiatedTls,
+  toPgClientConfig,
+} from './pgClientConfig.js';
 
 export interface ConnectDatabaseOptions {
   readonly databaseUrl: string;
@@ -27,7 +33,7 @@ export async function connectDatabase(options: ConnectDatabaseOptions): Promise<
   for (let attempt = 1; ; attempt++) {
     const remaining = Math.max(deadline - Date.now(), 1);
     const client = new pg.Client({
-      connectionString: options.databaseUrl,
+      ...toPgClientConfig(options.databaseUrl),
       application_name: options.applicationName ?? 'walbox',
       connectionTimeoutMillis: Math.min(remaining, MAX_CONNECT_TIMEOUT_MS),
       keepAlive: true,
@@ -36,10 +42,19 @@ export async function connectDatabase(options: ConnectDatabaseOptions): Promise<
     client.on('error', () => undefined);
     try {
       await client.connect();
+      recordTlsOutcome(options.databaseUrl, client);
       return client;
     } catch (thrown) {
-      await client.end().catch(() => undefined);
-      const error = classifyConnectError(thrown, where);
+      // Not awaited: after a failed connect, end() may never settle (the event loop then drained and the command
+      // exited 0 with no output).
+      void client.end().catch(() => undefined);
+      const fallback = fallbackTlsFor(options.databaseUrl, thrown);
+      if (fallback !== undefined && attempt === 1) {
+        // sslmode=prefer on a server without TLS (or allow on one that insists): the other way, at once.
+        recordNegotiatedTls(options.databaseUrl, fallback);
+        continue;
+      }
+      const error = classifyConnectError(thrown, where, options.databaseUrl);
       if (!error.retriable || Date.now() + delay >= deadline) {
         if (!error.retriable) throw error;
         throw new DatabaseError(
@@ -56,12 +71,63 @@ export async function connectDatabase(options: ConnectDatabaseOptions): Promise<
   }
 }
 
+/** Node's codes for a certificate that does not verify: fixed by configuration, never by retrying. */
+const CERTIFICATE_ERRORS = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+function recordTlsOutcome(databaseUrl: string, client: pg.Client): void {
+  const { mode } = readPgTlsSettings(databaseUrl);
+  if (mode !== 'prefer' && mode !== 'allow') return;
+  const stream = (client as unknown as { connection?: { stream?: { encrypted?: boolean } } }).connection
+    ?.stream;
+  recordNegotiatedTls(databaseUrl, stream?.encrypted === true);
+}
+
 function classifyConnectError(
   thrown: unknown,
   where: string,
+  databaseUrl: string,
 ): DatabaseError | ConfigError | PreconditionError {
   const code = errorCodeOf(thrown);
   const reason = reasonOf(thrown);
+  const nodeCode = (thrown as { code?: unknown } | null)?.code;
+  if (typeof nodeCode === 'string' && CERTIFICATE_ERRORS.has(nodeCode)) {
+    const fix =
+      nodeCode === 'ERR_TLS_CERT_ALTNAME_INVALID'
+        ? 'connect by a host name the certificate lists, or use sslmode=verify-ca to skip the host-name check'
+        : 'set sslrootcert in --database-url to the CA that signed the server certificate';
+    return new ConfigError(
+      `PostgreSQL at ${where}: the server certificate is not trusted (${reason}): ${fix}`,
+      {
+        cause: thrown,
+      },
+    );
+  }
+  if (reason.includes('does not support SSL')) {
+    const { mode } = readPgTlsSettings(databaseUrl);
+    return new ConfigError(
+      `PostgreSQL at ${where} does not accept TLS, which sslmode=${mode} requires: enable ssl on the server ` +
+        'or change sslmode in --database-url',
+      { cause: thrown },
+    );
+  }
+  if (code === SQLSTATE.INVALID_AUTHORIZATION && reason.includes('no encryption')) {
+    return new ConfigError(
+      `PostgreSQL at ${where} accepts this login only over TLS (${reason}): set sslmode=verify-full ` +
+        '(with sslrootcert) or require in --database-url',
+      { cause: thrown },
+    );
+  }
   if (code === SQLSTATE.INVALID_PASSWORD || code === SQLSTATE.INVALID_AUTHORIZATION) {
     return new ConfigError(
       `PostgreSQL at ${where} refused the login (${reason}): fix the user or password in --database-url, ` +

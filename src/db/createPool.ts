@@ -1,6 +1,7 @@
 import pg from 'pg';
 
 import type { RelayLogger } from '../core/ports.js';
+import { toPgClientConfig } from './pgClientConfig.js';
 
 /**
  * A pool for the relay's own queries. Timestamps are read as text in one DateStyle and time zone everywhere, so
@@ -18,7 +19,7 @@ export function createPool(
   },
 ): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: databaseUrl,
+    ...toPgClientConfig(databaseUrl),
     application_name: options.applicationName,
     max: options.max,
     options: '-c DateStyle=ISO -c TimeZone=UTC',

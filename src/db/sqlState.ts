@@ -42,11 +42,28 @@ export function errorCodeOf(thrown: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Refused logins and certificates. At startup connectDatabase reports them as configuration errors (exit 2) before
+ * it asks isTransientConnectionError; once running, they are rotated credentials or certificates in flight, an
+ * outage to retry visibly (SPEC §Secure connections).
+ */
+const CREDENTIAL_CODES = new Set([
+  SQLSTATE.INVALID_PASSWORD,
+  SQLSTATE.INVALID_AUTHORIZATION,
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
 /** True when waiting and reconnecting can fix the failure. */
 export function isTransientConnectionError(thrown: unknown): boolean {
   const code = errorCodeOf(thrown);
   if (code === SQLSTATE.CANNOT_CONNECT_NOW || code === SQLSTATE.TOO_MANY_CONNECTIONS) return true;
   if (code === SQLSTATE.ADMIN_SHUTDOWN) return true;
+  if (code !== undefined && CREDENTIAL_CODES.has(code)) return true;
   if (code !== undefined && RETRIABLE_NETWORK_CODES.has(code)) return true;
   const message = thrown instanceof Error ? thrown.message : '';
   // pg reports a connection timeout and a dropped socket without a code.

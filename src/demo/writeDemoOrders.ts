@@ -1,7 +1,6 @@
-import pg from 'pg';
-
 import { quoteQualified } from '../db/quoteIdentifier.js';
 import { enqueue } from '../outbox/enqueue.js';
+import { connectDatabase } from '../db/connectDatabase.js';
 
 export interface DemoWriterOptions {
   readonly databaseUrl: string;
@@ -21,11 +20,12 @@ export interface DemoWriterOptions {
 export async function writeDemoOrders(options: DemoWriterOptions): Promise<number> {
   const schema = options.schema ?? 'public';
   const orders = quoteQualified(schema, 'demo_orders');
-  const client = new pg.Client({
-    connectionString: options.databaseUrl,
-    application_name: 'walbox demo writer',
+  // connectDatabase negotiates sslmode=prefer (the default) like the relay does.
+  const client = await connectDatabase({
+    databaseUrl: options.databaseUrl,
+    startupTimeoutMs: 30_000,
+    applicationName: 'walbox demo writer',
   });
-  await client.connect();
   let committed = 0;
   try {
     await client.query(

@@ -1,18 +1,8 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 
 import { runCli } from '../support/runCli.js';
-import { requireDatabaseUrl } from '../support/testEnv.js';
-
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return typeof address === 'object' && address !== null ? address.port : 0;
-}
+import { requireDatabaseUrl, findFreePort } from '../support/testEnv.js';
 
 describe('walbox CLI', () => {
   it('prints help with the commands and exit codes', async () => {
@@ -73,7 +63,7 @@ describe('walbox CLI', () => {
   });
 
   it('exits 1 within the startup timeout when PostgreSQL is unreachable, without leaking the password', async () => {
-    const port = await closedPort();
+    const port = await findFreePort();
     const result = await runCli([
       'migrate',
       '--database-url',

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 
 import { Kafka, logLevel, ConfigResourceTypes } from 'kafkajs';
@@ -9,7 +8,7 @@ import { writeOrders } from '../support/outboxWriter.js';
 import { withRelaySetup } from '../support/relaySetup.js';
 import { runCli } from '../support/runCli.js';
 import { startBroker, startExtraPostgres, stopBroker } from '../support/stackControl.js';
-import { requireKafkaBrokers, uniqueName } from '../support/testEnv.js';
+import { requireKafkaBrokers, uniqueName, findFreePort } from '../support/testEnv.js';
 import { waitFor } from '../support/waitFor.js';
 import type { WalFixture } from '../support/walFixture.js';
 import { createWalFixture } from '../support/walFixture.js';
@@ -32,14 +31,6 @@ const SPEC_METRICS = [
 ];
 
 const STREAMING = /streaming from the replication slot/;
-
-async function findFreePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return typeof address === 'object' && address !== null ? address.port : 0;
-}
 
 /** Samples of a Prometheus text exposition, by name with labels (e.g. `x{status="lost"}`). */
 function parseMetrics(text: string): Map<string, number> {

@@ -119,3 +119,108 @@ export async function startExtraPostgres(
     },
   };
 }
+
+/** The broker's SASL_SSL listener and the test CA (scripts/stack/tls.mjs): the secure-connection tests need both. */
+export interface SecureStack {
+  /** localhost:<port>: the certificate names `localhost` only, so 127.0.0.1:<port> is a host-name mismatch. */
+  readonly brokers: string;
+  readonly port: number;
+  readonly caFile: string;
+  /** A CA that signed nothing the stack serves. */
+  readonly otherCaFile: string;
+  readonly serverCert: string;
+  readonly serverKey: string;
+}
+
+export function requireSecureStack(): SecureStack {
+  const brokers = process.env['TEST_KAFKA_SASL_SSL_BROKERS'];
+  const dir = process.env['TEST_TLS_DIR'];
+  if (brokers === undefined || brokers === '' || dir === undefined || dir === '') {
+    throw new Error(
+      'TEST_KAFKA_SASL_SSL_BROKERS and TEST_TLS_DIR are not set: run the tests with `npm test`, which starts the ' +
+        "broker's SASL_SSL listener and makes the test CA",
+    );
+  }
+  return {
+    brokers,
+    port: Number(brokers.split(':').at(-1)),
+    caFile: join(dir, 'ca.crt'),
+    otherCaFile: join(dir, 'other-ca.crt'),
+    serverCert: join(dir, 'server.crt'),
+    serverKey: join(dir, 'server.key'),
+  };
+}
+
+/** The SCRAM-SHA-512 and PLAIN users of the SASL_SSL listener (test-only secrets, scripts/stack/tls.mjs). */
+export async function readSaslUsers(): Promise<{
+  scram: { username: string; password: string };
+  plain: { username: string; password: string };
+}> {
+  const module = await loadModule<{ SASL_USERS: Awaited<ReturnType<typeof readSaslUsers>> }>('tls.mjs');
+  return module.SASL_USERS;
+}
+
+/**
+ * A private cluster with ssl=on (the test CA's certificate for `localhost`) that rejects every TCP connection
+ * without TLS (`hostnossl … reject`), so a test that gets through has really used TLS.
+ */
+export async function startTlsPostgres(): Promise<{
+  port: number;
+  password: string;
+  stop: () => Promise<void>;
+}> {
+  const secure = requireSecureStack();
+  const module = await loadModule<
+    PostgresModule & {
+      PG_PASSWORD: string;
+      startPostgres(options: {
+        port: number;
+        log?: (m: string) => void;
+        tls?: { certFile: string; keyFile: string };
+        hbaLines?: string[];
+      }): PostgresHandle;
+    }
+  >('postgres.mjs');
+  const { findFreePort } = await loadModule<{ findFreePort: () => Promise<number> }>('stack.mjs');
+  const handle = module.startPostgres({
+    port: await findFreePort(),
+    log: () => undefined,
+    tls: { certFile: secure.serverCert, keyFile: secure.serverKey },
+    hbaLines: ['hostnossl all all 0.0.0.0/0 reject', 'hostnossl all all ::/0 reject'],
+  });
+  return {
+    port: handle.port,
+    password: module.PG_PASSWORD,
+    stop: () => {
+      module.stopPostgres(handle);
+      return Promise.resolve();
+    },
+  };
+}
+
+/** Changes (or restores) a SCRAM user's password on the running broker, through the admin API. */
+export async function setScramPassword(username: string, password: string): Promise<void> {
+  const { kafka } = readStackState();
+  const module = await loadModule<{
+    setScramPassword(options: {
+      root: string;
+      runDir: string;
+      username: string;
+      password: string;
+      log?: (m: string) => void;
+    }): Promise<void>;
+  }>('kafka.mjs');
+  await module.setScramPassword({
+    root: ROOT,
+    runDir: kafka.runDir,
+    username,
+    password,
+    log: () => undefined,
+  });
+}
+
+/** The broker's log so far (all starts in this run). */
+export function readBrokerLog(): string {
+  const { kafka } = readStackState();
+  return readFileSync(join(kafka.runDir, 'broker.log'), 'utf8');
+}

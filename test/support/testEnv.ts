@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 
 /** The private PostgreSQL of the test stack. A test that needs it fails loudly when it is missing. */
 export function requireDatabaseUrl(): string {
@@ -21,4 +22,13 @@ export function requireKafkaBrokers(): string[] {
 /** A name no other test uses: lower-case, valid as identifier, slot and topic name. */
 export function uniqueName(prefix: string): string {
   return `${prefix}_${randomBytes(5).toString('hex')}`;
+}
+
+/** A loopback port with nothing listening on it now. */
+export async function findFreePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return typeof address === 'object' && address !== null ? address.port : 0;
 }

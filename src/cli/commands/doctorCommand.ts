@@ -1,8 +1,10 @@
 import type { Argv, CommandModule } from 'yargs';
 
 import { describeDatabase } from '../../db/describeDatabase.js';
+import { describePgTls, warnAboutPgTls } from '../../db/pgClientConfig.js';
 import { toError } from '../../errors.js';
 import { connectKafkaSink } from '../../sink/kafka/connectKafkaSink.js';
+import { describeKafkaSecurity } from '../../sink/kafka/kafkaSecurity.js';
 import type { RelayConfig } from '../../config/relayConfig.js';
 import { SILENT_LOGGER } from '../silentLogger.js';
 import { runPreflight, type PreflightCheck } from '../../source/wal/walPreflight.js';
@@ -21,9 +23,18 @@ export const doctorCommand: CommandModule = {
       process.stdout.write(
         `walbox doctor: ${config.mode} mode, ${config.schema}.${config.table} on ${describeDatabase(config.databaseUrl ?? '')}\n`,
       );
-      const checks = await withCommandDatabase(config, 'doctor', (client) =>
-        runPreflight(client, config, config.mode),
-      );
+      const databaseUrl = config.databaseUrl ?? '';
+      const checks = await withCommandDatabase(config, 'doctor', async (client) => {
+        const warning = warnAboutPgTls(client, databaseUrl);
+        // Unverified encryption works, so it passes, with the warning the relay also logs at every start.
+        const tls: PreflightCheck = {
+          name: 'postgres tls',
+          ok: true,
+          detail:
+            describePgTls(client, databaseUrl) + (warning === undefined ? '' : ` (WARNING: ${warning})`),
+        };
+        return [tls, ...(await runPreflight(client, config, config.mode))];
+      });
       checks.push(await checkKafka(config));
       for (const check of checks) {
         process.stdout.write(`${check.ok ? 'PASS' : 'FAIL'}  ${check.name}: ${check.detail}\n`);
@@ -42,10 +53,17 @@ async function checkKafka(config: RelayConfig): Promise<PreflightCheck> {
       detail: 'no brokers given: pass --kafka-brokers host:9092 (or set KAFKA_BROKERS)',
     };
   }
+  const security =
+    describeKafkaSecurity(config) +
+    (config.kafkaSslInsecure ? ' (WARNING: set --kafka-ssl-ca-file instead of --kafka-ssl-insecure)' : '');
   try {
     const sink = await connectKafkaSink(config, SILENT_LOGGER);
     await sink.close();
-    return { name: 'kafka', ok: true, detail: `brokers ${config.kafkaBrokers.join(',')} answer` };
+    return {
+      name: 'kafka',
+      ok: true,
+      detail: `brokers ${config.kafkaBrokers.join(',')} answer (${security})`,
+    };
   } catch (error) {
     return { name: 'kafka', ok: false, detail: toError(error).message };
   }

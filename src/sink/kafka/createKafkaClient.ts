@@ -1,11 +1,13 @@
 import { Kafka, logLevel, type logCreator } from 'kafkajs';
 
 import type { RelayLogger } from '../../core/ports.js';
+import type { KafkaSecurity } from './kafkaSecurity.js';
 
 export interface KafkaClientOptions {
   readonly brokers: readonly string[];
   readonly clientId: string;
   readonly logger: RelayLogger;
+  readonly security?: KafkaSecurity;
 }
 
 /**
@@ -25,6 +27,8 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
   return new Kafka({
     clientId: options.clientId,
     brokers: [...options.brokers],
+    ...(options.security?.ssl === undefined ? {} : { ssl: options.security.ssl }),
+    ...(options.security?.sasl === undefined ? {} : { sasl: options.security.sasl }),
     connectionTimeout: 3_000,
     requestTimeout: 30_000,
     retry: { retries: 3, initialRetryTime: 300, maxRetryTime: 3_000 },

@@ -9,9 +9,12 @@ import {
 
 import type { OutboxRecord, RejectedRecord } from '../../core/outboxRecord.js';
 import type { PublishResult, RelayLogger, Sink } from '../../core/ports.js';
+import { explainBadHeaders } from '../../core/toEventHeaders.js';
 import { resolveTopic, type TopicChoice } from '../../core/topicName.js';
 import { SinkError } from '../sinkError.js';
 import { createKafkaClient } from './createKafkaClient.js';
+import { describeStartupRefusal } from './describeStartupRefusal.js';
+import type { KafkaSecurity } from './kafkaSecurity.js';
 import { isRecordRejection, toSinkError } from './kafkaErrors.js';
 import { TopicCatalog } from './topicCatalog.js';
 import { estimateMessageBytes, estimateSingleBatchBytes, toKafkaMessage } from './toKafkaMessage.js';
@@ -27,6 +30,9 @@ export interface KafkaSinkOptions {
   readonly startupTimeoutMs: number;
   readonly logger: RelayLogger;
   readonly clientId?: string;
+  readonly security?: KafkaSecurity;
+  /** Shown in the startup refusal line: which SASL mechanism and user were tried. */
+  readonly describeSecurity?: string;
 }
 
 interface Outgoing {
@@ -59,6 +65,7 @@ export class KafkaSink implements Sink {
       brokers: options.brokers,
       clientId: options.clientId ?? 'walbox',
       logger: options.logger,
+      ...(options.security === undefined ? {} : { security: options.security }),
     });
     const admin = kafka.admin({ retry: { retries: 0 } });
     const deadline = Date.now() + options.startupTimeoutMs;
@@ -69,10 +76,16 @@ export class KafkaSink implements Sink {
         break;
       } catch (error) {
         await admin.disconnect().catch(() => undefined);
+        // A refused login or an untrusted certificate is configuration: say so now instead of retrying.
+        const refusal = describeStartupRefusal(error, options.brokers, options.describeSecurity);
+        if (refusal !== undefined) throw refusal;
         if (Date.now() + delay >= deadline) {
           throw new SinkError(
             `cannot reach Kafka at ${options.brokers.join(',')} within ${Math.round(options.startupTimeoutMs / 1000)}s ` +
-              `(${error instanceof Error ? error.message : String(error)}): check --kafka-brokers`,
+              `(${error instanceof Error ? error.message : String(error)}): check --kafka-brokers` +
+              (options.security?.ssl !== undefined && /before secure TLS connection/.test(String(error))
+                ? ' (is it a TLS listener? without TLS there, drop --kafka-ssl and the --kafka-ssl-* files)'
+                : ''),
             { cause: error, retriable: true },
           );
         }
@@ -108,6 +121,11 @@ export class KafkaSink implements Sink {
       const topic = resolveTopic(this.options.topics, record);
       if (!topic.ok) {
         rejected.push({ record, reason: topic.reason });
+        continue;
+      }
+      const badHeaders = explainBadHeaders(record.headers);
+      if (badHeaders !== undefined) {
+        rejected.push({ record, reason: badHeaders });
         continue;
       }
       const message = toKafkaMessage(record);

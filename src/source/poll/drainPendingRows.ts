@@ -2,6 +2,7 @@ import pg from 'pg';
 
 import type { OutboxRecord } from '../../core/outboxRecord.js';
 import { selectOutboxRow, toRecord, type OutboxRow } from '../../db/outboxRowQuery.js';
+import { toPgClientConfig } from '../../db/pgClientConfig.js';
 
 export interface DrainPendingRowsOptions {
   readonly databaseUrl: string;
@@ -21,7 +22,7 @@ export interface DrainPendingRowsOptions {
  */
 export async function drainPendingRows(options: DrainPendingRowsOptions): Promise<number> {
   const client = new pg.Client({
-    connectionString: options.databaseUrl,
+    ...toPgClientConfig(options.databaseUrl),
     application_name: 'walbox catch-up',
   });
   client.on('error', () => undefined);

@@ -1,6 +1,7 @@
 import pg from 'pg';
 
 import type { RelayLogger } from '../../core/ports.js';
+import { toPgClientConfig } from '../../db/pgClientConfig.js';
 
 /**
  * Keeps a LISTEN connection open and calls `onNotify` for each notification. Reconnects (and LISTENs again)
@@ -32,7 +33,7 @@ export class NotifyListener {
   private async connect(): Promise<void> {
     if (this.stopped) return;
     const client = new pg.Client({
-      connectionString: this.options.databaseUrl,
+      ...toPgClientConfig(this.options.databaseUrl),
       application_name: 'walbox listen',
       keepAlive: true,
     });

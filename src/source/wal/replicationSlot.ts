@@ -2,6 +2,7 @@ import pg from 'pg';
 
 import { parseLsn, type Lsn } from '../../core/lsn.js';
 import { PreconditionError } from '../../errors.js';
+import { toPgClientConfig } from '../../db/pgClientConfig.js';
 
 export interface SlotState {
   /** Invalidated (wal_status = lost): the slot can no longer stream and must be recreated. */
@@ -72,7 +73,7 @@ export async function createSlotWithSnapshot(
   useSnapshot: (snapshotName: string) => Promise<void>,
 ): Promise<Lsn> {
   const config: pg.ClientConfig & { replication: 'database' } = {
-    connectionString: databaseUrl,
+    ...toPgClientConfig(databaseUrl),
     application_name: 'walbox slot create',
     replication: 'database',
   };

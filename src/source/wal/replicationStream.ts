@@ -8,6 +8,7 @@ import { toError } from '../../errors.js';
 import { decodePgoutput } from './pgoutput/decodePgoutput.js';
 import type { PgoutputMessage } from './pgoutput/pgoutputMessage.js';
 import { buildStandbyStatusUpdate } from './pgoutput/standbyStatus.js';
+import { toPgClientConfig } from '../../db/pgClientConfig.js';
 
 export interface ReplicationHandlers {
   onMessage(message: PgoutputMessage): void;
@@ -72,7 +73,7 @@ export class ReplicationStream {
 
   constructor(private readonly options: ReplicationStreamOptions) {
     const clientConfig: pg.ClientConfig = {
-      connectionString: options.databaseUrl,
+      ...toPgClientConfig(options.databaseUrl),
       application_name: options.applicationName ?? 'walbox',
       keepAlive: true,
       // Timestamps arrive as text in the walsender's DateStyle; ISO is what toIsoTimestamp reads. No
