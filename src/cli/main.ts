@@ -9,6 +9,7 @@ import { migrateCommand } from './commands/migrateCommand.js';
 import { runRelayCommand } from './commands/runRelayCommand.js';
 import { slotCommand } from './commands/slotCommand.js';
 import { statusCommand } from './commands/statusCommand.js';
+import { describeUsageError } from './describeUsageError.js';
 import { EXIT } from './exitCodeFor.js';
 
 /** Parses argv and dispatches; every command handler reports its own errors (runCommand). */
@@ -37,7 +38,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     )
     .fail((message, error) => {
       // Handlers catch their own errors, so this is a usage error: one line, exit 2.
-      process.stderr.write(`walbox: ${message || error.message} (see walbox --help)\n`);
+      const text = describeUsageError(message || error.message, hideBin([...argv]));
+      process.stderr.write(`walbox: ${text} (see walbox --help)\n`);
       process.exit(EXIT.USAGE);
     })
     .parseAsync();

@@ -10,11 +10,13 @@ import {
   type DeadLetterSelection,
 } from '../../db/deadLetters.js';
 import { ConfigError } from '../../errors.js';
+import { escapeControlChars, escapeControlCharsInJson } from '../../observability/escapeControlChars.js';
 import { connectKafkaSink } from '../../sink/kafka/connectKafkaSink.js';
 import { withCommandDatabase } from '../commandDatabase.js';
 import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
 import { EXIT } from '../exitCodeFor.js';
+import { formatDeadLetterLine } from '../formatDeadLetterLine.js';
 import { SILENT_LOGGER } from '../silentLogger.js';
 
 type DlqAction = 'list' | 'retry' | 'purge';
@@ -76,18 +78,15 @@ async function listCommand(config: RelayConfig, argv: DlqArgs): Promise<number> 
     listDeadLetters(client, config.schema, config.table, limit),
   );
   if (argv.json === true) {
-    process.stdout.write(`${JSON.stringify(letters, null, 2)}\n`);
+    // Valid JSON either way; escaped so that `dlq list --json` on a terminal is as safe as the table.
+    process.stdout.write(`${escapeControlCharsInJson(JSON.stringify(letters, null, 2))}\n`);
     return EXIT.OK;
   }
   if (letters.length === 0) {
     process.stdout.write('walbox dlq: no dead letters\n');
     return EXIT.OK;
   }
-  for (const l of letters) {
-    process.stdout.write(
-      `${l.id}  ${l.deadLetteredAt}  ${l.aggregateType}/${l.aggregateId}  ${l.eventType}  attempts=${String(l.attempts)}  ${l.lastError ?? ''}\n`,
-    );
-  }
+  for (const letter of letters) process.stdout.write(formatDeadLetterLine(letter));
   return EXIT.OK;
 }
 
@@ -119,7 +118,7 @@ async function retryCommand(config: RelayConfig, selection: DeadLetterSelection)
           await markRedelivered(client, config.schema, config.table, published);
           for (const { record, reason } of rejected) {
             await recordRedeliveryFailure(client, config.schema, config.table, [record.id], reason);
-            process.stderr.write(`walbox dlq: ${record.id} rejected again: ${reason}\n`);
+            process.stderr.write(`walbox dlq: ${record.id} rejected again: ${escapeControlChars(reason)}\n`);
           }
           await client.query('COMMIT');
           delivered += published.length;
