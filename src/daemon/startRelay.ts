@@ -82,6 +82,7 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
         port: config.metricsPort,
         metrics,
         readiness,
+        logger,
       });
       logger.info(
         { url: `http://${config.metricsHost}:${server.port}` },

@@ -48,6 +48,24 @@ describe('walbox CLI', () => {
     assert.doesNotMatch(result.stderr + result.stdout, /hunter2/);
   });
 
+  it('never exits 0 silently on a port node-postgres cannot use (URL parameter or PGPORT)', async () => {
+    const url = new URL(requireDatabaseUrl());
+    for (const [args, env] of [
+      [['status', '--database-url', `${url.toString()}?port=abc`], {}],
+      [['status', '--database-url', `${url.toString()}?port=65536`], {}],
+      [
+        ['status', '--database-url', `postgres://${url.username}:${url.password}@${url.hostname}/walbox`],
+        { PGPORT: 'abc' },
+      ],
+    ] as const) {
+      const result = await runCli(args, { env });
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+      assert.equal(result.stderr.trim().split('\n').length, 1);
+      assert.match(result.stderr, /invalid (port=|PGPORT)/);
+      assert.ok(!(result.stdout + result.stderr).includes(url.password));
+    }
+  });
+
   it('exits 2 when no database URL is given at all', async () => {
     const result = await runCli(['migrate']);
     assert.equal(result.code, 2);

@@ -359,6 +359,36 @@ describe('secure connections', () => {
     });
   });
 
+  it('a PostgreSQL password rotated under a running relay is retried visibly, then delivery resumes', async () => {
+    // One admin session stays open across the rotation: new logins fail meanwhile, this one does not.
+    const adminClient = new pg.Client({
+      connectionString: databaseUrl(''),
+      ssl: { ca: readFileSync(secure.caFile, 'utf8') },
+    });
+    await adminClient.connect();
+    const reader = await TopicReader.start([topic]);
+    const relay = startRelayProcess([], secretEnv({ WALBOX_LOG_LEVEL: 'info' }));
+    try {
+      const first = await writeEvents(3, 'p1');
+      await reader.waitForIds(first);
+      await adminClient.query(`ALTER ROLE postgres PASSWORD 'rotated-secret-x'`);
+      await adminClient.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'walbox%' AND pid <> pg_backend_pid()`,
+      );
+      await relay.waitForLine(/"level":"warn".*password authentication failed/, 60_000);
+      assert.equal(relay.child.exitCode, null, 'the relay keeps running while the login is refused');
+      await adminClient.query(`ALTER ROLE postgres PASSWORD '${postgres.password}'`);
+      const second = await writeEvents(3, 'p2');
+      await reader.waitForIds([...first, ...second]);
+      assert.ok(!relay.lines.join('\n').includes('rotated-secret-x'));
+    } finally {
+      await adminClient.query(`ALTER ROLE postgres PASSWORD '${postgres.password}'`).catch(() => undefined);
+      await adminClient.end();
+      await relay.stop('SIGKILL');
+      await reader.stop();
+    }
+  });
+
   it('credentials rotated after startup are retried visibly, with /readyz failing, until they work again', async () => {
     const metricsPort = await findFreePort();
     const reader = await TopicReader.start([topic]);
