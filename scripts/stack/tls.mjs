@@ -1,7 +1,7 @@
 // Test certificates for the secured listeners of the stack (Kafka SASL_SSL, PostgreSQL ssl=on), made with openssl
 // at stack start: a private CA, a server certificate it signs for the name `localhost` only (so that 127.0.0.1
 // is a host-name mismatch a test can provoke), and a second CA that signed nothing we serve (an "untrusted" CA).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -10,6 +10,17 @@ export const SASL_USERS = {
   scram: { username: 'walbox', password: 'walbox-scram-secret' },
   plain: { username: 'walboxplain', password: 'walbox-plain-secret' },
 };
+
+/** Installs Debian's openssl when it is missing and we are root (as postgres.mjs does for PostgreSQL). */
+function ensureOpenssl() {
+  if (spawnSync('openssl', ['version']).error?.code !== 'ENOENT') return;
+  if (process.getuid?.() !== 0) throw new Error('openssl not found: run `apt-get install openssl` as root');
+  execFileSync('apt-get', ['update', '-q'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'openssl'], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+}
 
 function openssl(args, cwd) {
   try {
@@ -56,6 +67,7 @@ export function makeTestCertificates(dir) {
     keystore: join(dir, 'server-keystore.pem'),
   };
   if (existsSync(files.keystore)) return files;
+  ensureOpenssl();
   makeCa(dir, 'ca', '/CN=walbox test CA');
   makeCa(dir, 'other-ca', '/CN=walbox untrusted CA');
   openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'server.key'], dir);

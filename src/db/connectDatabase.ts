@@ -2,7 +2,7 @@ import pg from 'pg';
 
 import { ConfigError, DatabaseError, PreconditionError } from '../errors.js';
 import { describeDatabase } from './describeDatabase.js';
-import { SQLSTATE, errorCodeOf, isTransientConnectionError } from './sqlState.js';
+import { CERTIFICATE_ERROR_CODES, SQLSTATE, errorCodeOf, isTransientConnectionError } from './sqlState.js';
 import {
   fallbackTlsFor,
   readPgTlsSettings,
@@ -71,20 +71,6 @@ export async function connectDatabase(options: ConnectDatabaseOptions): Promise<
   }
 }
 
-/** Node's codes for a certificate that does not verify: fixed by configuration, never by retrying. */
-const CERTIFICATE_ERRORS = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_UNTRUSTED',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
-
 function recordTlsOutcome(databaseUrl: string, client: pg.Client): void {
   const { mode } = readPgTlsSettings(databaseUrl);
   if (mode !== 'prefer' && mode !== 'allow') return;
@@ -101,7 +87,7 @@ function classifyConnectError(
   const code = errorCodeOf(thrown);
   const reason = reasonOf(thrown);
   const nodeCode = (thrown as { code?: unknown } | null)?.code;
-  if (typeof nodeCode === 'string' && CERTIFICATE_ERRORS.has(nodeCode)) {
+  if (typeof nodeCode === 'string' && CERTIFICATE_ERROR_CODES.has(nodeCode)) {
     const fix =
       nodeCode === 'ERR_TLS_CERT_ALTNAME_INVALID'
         ? 'connect by a host name the certificate lists, or use sslmode=verify-ca to skip the host-name check'

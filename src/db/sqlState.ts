@@ -47,15 +47,24 @@ export function errorCodeOf(thrown: unknown): string | undefined {
  * it asks isTransientConnectionError; once running, they are rotated credentials or certificates in flight, an
  * outage to retry visibly (SPEC §Secure connections).
  */
-const CREDENTIAL_CODES = new Set([
-  SQLSTATE.INVALID_PASSWORD,
-  SQLSTATE.INVALID_AUTHORIZATION,
+/** Node's codes for a server certificate that does not verify (untrusted, expired, wrong host name). */
+export const CERTIFICATE_ERROR_CODES: ReadonlySet<string> = new Set([
   'SELF_SIGNED_CERT_IN_CHAIN',
   'DEPTH_ZERO_SELF_SIGNED_CERT',
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
   'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
   'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+const CREDENTIAL_CODES: ReadonlySet<string> = new Set([
+  SQLSTATE.INVALID_PASSWORD,
+  SQLSTATE.INVALID_AUTHORIZATION,
+  ...CERTIFICATE_ERROR_CODES,
 ]);
 
 /** True when waiting and reconnecting can fix the failure. */
