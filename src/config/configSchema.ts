@@ -295,6 +295,16 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     commands: RUN,
   },
   {
+    key: 'databaseTimeoutMs',
+    flag: 'database-timeout',
+    kind: 'duration',
+    min: 1_000,
+    default: 30_000,
+    description:
+      'a relay query unanswered, or (WAL mode) the replication connection silent although asked to answer, for this long: the connection is presumed dead and replaced',
+    commands: RUN,
+  },
+  {
     key: 'dlqTopic',
     flag: 'dlq-topic',
     kind: 'topicName',

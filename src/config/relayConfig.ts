@@ -36,6 +36,8 @@ export interface RelayConfig {
   readonly retryBackoffInitialMs: number;
   readonly retryBackoffMaxMs: number;
   readonly statusIntervalMs: number;
+  /** A relay query or a silent replication connection is given up after this long (half-open connections). */
+  readonly databaseTimeoutMs: number;
   readonly dlqTopic: string | undefined;
   readonly compression: Compression;
   readonly metricsHost: string;

@@ -35,6 +35,8 @@ export interface Sink {
   publish(records: readonly OutboxRecord[]): Promise<PublishResult>;
   /** Best-effort copy of rejected records to the dead-letter topic, when one is configured. */
   publishDeadLetters(rejected: readonly RejectedRecord[]): Promise<void>;
+  /** The topic `record` goes to, or undefined when it cannot be routed (it is then rejected by publish). */
+  topicOf(record: OutboxRecord): string | undefined;
 }
 
 /** The outbox table, as far as delivery is concerned. */

@@ -28,8 +28,8 @@ interface BatchEntry {
 
 /**
  * Batches in the pipeline at once. Checking batch N+2, publishing N+1 and marking N overlap; each step still
- * runs one batch at a time, in order. At most two batches are ever published and not yet marked: that is the
- * in-flight window a crash can duplicate (SPEC G4).
+ * runs one batch at a time, in order. Batch N+2 is published only once N is marked, so at most two batches are
+ * ever published and not yet marked: that is the in-flight window a crash can duplicate (SPEC G4).
  */
 const MAX_BATCHES_IN_FLIGHT = 3;
 
@@ -48,7 +48,12 @@ export class StreamRelay {
   private readonly inFlight: Promise<void>[] = [];
   private publishing: Promise<unknown> = Promise.resolve();
   private marking: Promise<unknown> = Promise.resolve();
+  /** The marking of the batch before the last one: the next batch is published only after it. */
+  private markingBeforeLast: Promise<unknown> = Promise.resolve();
   private failure: { error: unknown } | undefined;
+  /** Settles (rejects) when a batch fails: the loop must not wait for the next stream item to notice. */
+  private readonly failed: Promise<never>;
+  private rejectFailed: (error: unknown) => void = () => undefined;
 
   constructor(
     private readonly deps: StreamRelayDeps,
@@ -56,6 +61,9 @@ export class StreamRelay {
   ) {
     this.tracker = new AckTracker(options.startLsn);
     this.lastConfirmed = options.startLsn;
+    this.failed = new Promise<never>((_resolve, reject) => (this.rejectFailed = reject));
+    // Handled by whoever races it; a failure after the run ended must not surface as unhandled.
+    this.failed.catch(() => undefined);
   }
 
   /**
@@ -77,7 +85,8 @@ export class StreamRelay {
     const { stream } = this.deps;
     for (;;) {
       this.throwIfFailed();
-      const item = await stream.next();
+      // On a quiet stream the next item can be seconds away (or never come): a failed batch ends the wait.
+      const item = await Promise.race([stream.next(), this.failed]);
       if (item === undefined) break;
       switch (item.kind) {
         case 'begin':
@@ -117,7 +126,7 @@ export class StreamRelay {
 
   /** Puts the current batch into the pipeline; waits only while the pipeline is full. */
   private async flush(signal: AbortSignal): Promise<void> {
-    while (this.inFlight.length >= MAX_BATCHES_IN_FLIGHT) await this.inFlight[0];
+    while (this.inFlight.length >= MAX_BATCHES_IN_FLIGHT) await Promise.race([this.inFlight[0], this.failed]);
     this.throwIfFailed();
     this.deps.observer?.inFlight?.(this.tracker.inFlightEvents());
     const entries = this.batch.splice(0);
@@ -136,11 +145,12 @@ export class StreamRelay {
     const started = Date.now();
     const checked = findUndelivered(records, deps);
     // Each step waits for the same step of the batch before it: order is kept, and a failure stops the chain.
-    const published = Promise.all([checked, this.publishing]).then(([toSend]) =>
+    const published = Promise.all([checked, this.publishing, this.markingBeforeLast]).then(([toSend]) =>
       publishRecords(toSend, records.length - toSend.length, deps),
     );
     this.publishing = published;
     const marked = Promise.all([published, this.marking]).then(([batch]) => markDelivered(batch, deps));
+    this.markingBeforeLast = this.marking;
     this.marking = marked;
     const done = marked.then(
       (summary) => {
@@ -150,7 +160,9 @@ export class StreamRelay {
         this.confirmIfAdvanced();
       },
       (error: unknown) => {
-        this.failure ??= { error };
+        if (this.failure !== undefined) return;
+        this.failure = { error };
+        this.rejectFailed(error);
       },
     );
     const tracked = done.finally(() => this.inFlight.splice(this.inFlight.indexOf(tracked), 1));

@@ -34,7 +34,13 @@ const MAX_RECONNECT_DELAY_MS = 30_000;
  */
 export async function runWalRelay(context: RelayContext): Promise<void> {
   const { config, logger } = context;
-  const pool = createPool(context.databaseUrl, { applicationName: 'walbox', max: 3, logger });
+  // Timeouts on every relay query: a half-open connection must fail (and be replaced), not hang a batch forever.
+  const pool = createPool(context.databaseUrl, {
+    applicationName: 'walbox',
+    max: 3,
+    logger,
+    timeoutMs: config.databaseTimeoutMs,
+  });
   const store = new PgOutboxStore(pool, config);
   const state = new WalboxState(pool, config);
   const retry: RetryContext = {
@@ -49,11 +55,18 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
   };
   try {
     let delay = config.retryBackoffInitialMs;
+    let staleWalsender: number | undefined;
     while (!context.stop.aborted) {
       let source: WalSource | undefined;
       try {
         const startLsn = await prepareSlot(context, pool, store, state, retry);
         if (isStopping(context)) break;
+        if (
+          staleWalsender !== undefined &&
+          (await endStaleWalsender(pool, config.slot, staleWalsender, logger))
+        )
+          staleWalsender = undefined;
+        logger.debug({ slot: config.slot }, 'starting replication');
         source = await WalSource.start({
           databaseUrl: context.databaseUrl,
           slot: config.slot,
@@ -62,6 +75,8 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
           table: config.table,
           startLsn,
           statusIntervalMs: config.statusIntervalMs,
+          // Replies are asked for after a silent status interval: give them at least one more to arrive.
+          receiveTimeoutMs: Math.max(config.databaseTimeoutMs, 2 * config.statusIntervalMs),
           highWaterItems: Math.max(HIGH_WATER_ITEMS, config.batchSize * 4),
           highWaterBytes: HIGH_WATER_BYTES,
           logger,
@@ -71,7 +86,13 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
         context.onStreaming?.();
         const started = source;
         const stopReceiving = (): void => void started.stopReceiving();
+        // Giving up (--shutdown-timeout) must not wait for a call in flight; nothing more is confirmed after it.
+        const abandon = (): void => started.abandon('gave up on shutdown: --shutdown-timeout passed');
         context.stop.addEventListener('abort', stopReceiving, { once: true });
+        context.giveUp.addEventListener('abort', abandon, { once: true });
+        // A signal that arrived while we connected has fired already: listeners added now would never run.
+        if (isStopping(context)) stopReceiving();
+        if (hasGivenUp(context)) abandon();
         logger.info({ slot: config.slot, lsn: formatLsn(startLsn) }, 'streaming from the replication slot');
         delay = config.retryBackoffInitialMs;
         const relay = new StreamRelay(
@@ -89,6 +110,7 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
           await relay.run(context.giveUp);
         } finally {
           context.stop.removeEventListener('abort', stopReceiving);
+          context.giveUp.removeEventListener('abort', abandon);
         }
         await source.close();
         await waitForSlotConfirmed(pool, config.slot, relay.confirmedLsn());
@@ -98,6 +120,7 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
         );
         return;
       } catch (error) {
+        staleWalsender ??= source?.abandonedWalsender();
         await source?.close().catch(() => undefined);
         if (context.giveUp.aborted) throw context.giveUp.reason;
         if (isPoolerError(error)) {
@@ -119,7 +142,7 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
           error: error as Error,
         });
         await sleep(delay, context.stop).catch(() => undefined);
-        delay = Math.min(delay * 2, MAX_RECONNECT_DELAY_MS);
+        delay = Math.min(delay * 2, retry.policy.maxDelayMs);
       }
     }
   } finally {
@@ -221,6 +244,31 @@ function catchUpReason(recorded: SlotRecord | undefined, slotLsn: Lsn): string |
   return undefined;
 }
 
+/**
+ * A connection we gave up as dead (half-open) leaves its walsender holding the slot until the server's
+ * wal_sender_timeout: end it, but only while it is that very process holding our slot (never another relay's).
+ */
+async function endStaleWalsender(
+  pool: pg.Pool,
+  slot: string,
+  pid: number,
+  logger: RelayContext['logger'],
+): Promise<boolean> {
+  try {
+    const { rows } = await pool.query<{ ended: boolean }>(
+      'SELECT pg_terminate_backend(active_pid) AS ended FROM pg_replication_slots WHERE slot_name = $1 AND active_pid = $2',
+      [slot, pid],
+    );
+    if (rows[0]?.ended === true)
+      logger.warn({ slot, pid }, 'ended the walsender of the connection given up as dead');
+    return true;
+  } catch (error) {
+    // Not fatal: the server's wal_sender_timeout ends it too; tried again before the next start.
+    logger.debug({ err: error, slot, pid }, 'could not end the walsender of the connection given up as dead');
+    return false;
+  }
+}
+
 /** After the final status update, wait (briefly) until the server shows it, so a restart replays nothing. */
 async function waitForSlotConfirmed(pool: pg.Pool, slot: string, lsn: Lsn): Promise<void> {
   const deadline = Date.now() + 5_000;
@@ -234,6 +282,10 @@ async function waitForSlotConfirmed(pool: pg.Pool, slot: string, lsn: Lsn): Prom
 /** A function, not a property read, so that the linter does not narrow it across awaits. */
 function isStopping(context: RelayContext): boolean {
   return context.stop.aborted;
+}
+
+function hasGivenUp(context: RelayContext): boolean {
+  return context.giveUp.aborted;
 }
 
 function isPoolerError(error: unknown): boolean {

@@ -90,6 +90,7 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
       );
     }
     sink = await connectKafkaSink(config, logger);
+    await sink.requireDeadLetterTopic();
     monitor = monitorRelay({ config, databaseUrl, broker: sink, metrics, readiness, logger });
     const context = {
       config,
@@ -101,9 +102,11 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
       giveUp: signals.giveUp,
       onStreaming: () => readiness.markStarted(),
     };
-    if (config.mode === 'wal') await runWalRelay(context);
-    // Poll mode holds no position: giving up just leaves the claimed rows pending (their transaction rolls back).
-    else await Promise.race([runPollRelay(context), rejectOnAbort(signals.giveUp)]);
+    // Giving up does not wait for a call in flight (a query waiting on a lock, a broker request). WAL mode has
+    // closed its replication connection by then without confirming more; poll mode holds no position (the
+    // claimed rows' transaction rolls back).
+    const relay = config.mode === 'wal' ? runWalRelay(context) : runPollRelay(context);
+    await Promise.race([relay, rejectOnAbort(signals.giveUp)]);
   } catch (error) {
     if (signals.giveUp.aborted && error === signals.giveUp.reason) throw error;
     if (error instanceof WalboxError) throw error;

@@ -171,6 +171,7 @@ export function renderSql(text: string, names: OutboxNames): string {
     dead_letters_view: names.deadLettersView,
     pending_index: names.pendingIndex,
     dead_letters_index: names.deadLettersIndex,
+    waiting_index: names.waitingIndex,
     processed_events: names.processedEventsTable,
     notify_function: names.notifyFunction,
     channel: names.notifyChannel,

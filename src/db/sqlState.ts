@@ -20,6 +20,12 @@ export const SQLSTATE = {
   OBJECT_NOT_IN_PREREQUISITE_STATE: '55000',
   /** 55006: object in use (e.g. a replication slot held by another walsender). */
   OBJECT_IN_USE: '55006',
+  /** 40001: could not serialize access (e.g. FOR UPDATE under REPEATABLE READ after a concurrent update). */
+  SERIALIZATION_FAILURE: '40001',
+  /** 40P01: deadlock detected. */
+  DEADLOCK_DETECTED: '40P01',
+  /** 42710: duplicate object (e.g. a replication slot created by someone else in between). */
+  DUPLICATE_OBJECT: '42710',
 } as const;
 
 /** Network-level failures worth retrying while we wait for the server. */
@@ -75,6 +81,13 @@ export function isTransientConnectionError(thrown: unknown): boolean {
   if (code !== undefined && CREDENTIAL_CODES.has(code)) return true;
   if (code !== undefined && RETRIABLE_NETWORK_CODES.has(code)) return true;
   const message = thrown instanceof Error ? thrown.message : '';
-  // pg reports a connection timeout and a dropped socket without a code.
-  return /timeout expired|Connection terminated|connection terminated/i.test(message);
+  // pg reports a connection timeout, a query unanswered within query_timeout (the pool then drops that client)
+  // and a dropped socket without a code.
+  return /timeout expired|Query read timeout|Connection terminated|connection terminated/i.test(message);
+}
+
+/** A transaction lost a race with another one: running it again is the fix. */
+export function isTransactionConflict(thrown: unknown): boolean {
+  const code = errorCodeOf(thrown);
+  return code === SQLSTATE.SERIALIZATION_FAILURE || code === SQLSTATE.DEADLOCK_DETECTED;
 }

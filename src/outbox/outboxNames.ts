@@ -8,6 +8,8 @@ export interface OutboxNames {
   readonly deadLettersView: string;
   readonly pendingIndex: string;
   readonly deadLettersIndex: string;
+  /** Pending rows waiting for a retry, by aggregate (poll mode). */
+  readonly waitingIndex: string;
   readonly migrationsTable: string;
   readonly processedEventsTable: string;
   /** Poll mode's NOTIFY channel, also the trigger function's name. */
@@ -28,6 +30,7 @@ export function deriveOutboxNames(schema: string, table: string): OutboxNames {
     deadLettersView: `${stem}_dead_letters`,
     pendingIndex: `${table}_pending_idx`,
     deadLettersIndex: `${table}_dead_idx`,
+    waitingIndex: `${table}_waiting_idx`,
     migrationsTable: 'walbox_migrations',
     processedEventsTable: 'processed_events',
     notifyChannel: notifyChannel(schema, table),

@@ -4,9 +4,9 @@ import { describe, it } from 'node:test';
 
 import pg from 'pg';
 
-import { reportDelivery } from '../support/deliveryReport.js';
+import { assertAllDelivered } from '../support/deliveryReport.js';
 import { writeLoad, writeOrders, type WrittenEvent } from '../support/outboxWriter.js';
-import { countProcessed, withRelaySetup, type RelaySetup } from '../support/relaySetup.js';
+import { countProcessed, withRelaySetup } from '../support/relaySetup.js';
 import { runCli } from '../support/runCli.js';
 import { startBroker, startExtraPostgres, stopBroker } from '../support/stackControl.js';
 import { withClient } from '../support/testDatabase.js';
@@ -18,8 +18,6 @@ const STREAMING = /streaming from the replication slot/;
 const BATCH_SIZE = 100;
 /** Events published but not yet marked: at most two batches (core/streamRelay.ts). */
 const IN_FLIGHT_WINDOW = 2 * BATCH_SIZE;
-
-type Setup = RelaySetup;
 
 async function confirmedFlush(fixture: WalFixture): Promise<string> {
   const rows = await fixture.query<{ lsn: string }>(
@@ -41,21 +39,6 @@ function spreadLoad(
     aggregates: 200,
     pauseMs: 25,
   });
-}
-
-async function assertAllDelivered(
-  setup: Setup,
-  committed: readonly WrittenEvent[],
-  maxDuplicates: number,
-): Promise<void> {
-  const topic = await setup.reader();
-  await topic.waitForIds(committed.map((e) => e.id));
-  const report = reportDelivery(committed, topic.messages);
-  assert.deepEqual(
-    { lost: report.lost.length, phantom: report.phantom.length, reordered: report.reordered },
-    { lost: 0, phantom: 0, reordered: [] },
-  );
-  assert.ok(report.duplicates <= maxDuplicates, `${report.duplicates} duplicates (at most ${maxDuplicates})`);
 }
 
 describe('WAL mode resilience', () => {

@@ -39,7 +39,7 @@ describe('walbox migrate', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.match(
       result.stdout,
-      /applied 000001_create_outbox\.sql, 000002_create_dead_letters_view\.sql, 000003_create_walbox_state\.sql, 000004_create_dead_letters_index\.sql/,
+      /applied 000001_create_outbox\.sql, 000002_create_dead_letters_view\.sql, 000003_create_walbox_state\.sql, 000004_create_dead_letters_index\.sql, 000005_create_waiting_index\.sql/,
     );
     assert.match(result.stdout, new RegExp(`publication ${n.publication} created`));
 

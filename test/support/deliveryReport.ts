@@ -1,5 +1,8 @@
+import assert from 'node:assert/strict';
+
 import type { ConsumedMessage } from './topicReader.js';
 import type { WrittenEvent } from './outboxWriter.js';
+import type { RelaySetup } from './relaySetup.js';
 
 export interface DeliveryReport {
   readonly committed: number;
@@ -53,4 +56,20 @@ export function reportDelivery(
     duplicates,
     reordered,
   };
+}
+
+/** Reads the setup's topic until every committed event arrived; nothing lost, phantom or reordered. */
+export async function assertAllDelivered(
+  setup: RelaySetup,
+  committed: readonly WrittenEvent[],
+  maxDuplicates: number,
+): Promise<void> {
+  const topic = await setup.reader();
+  await topic.waitForIds(committed.map((e) => e.id));
+  const report = reportDelivery(committed, topic.messages);
+  assert.deepEqual(
+    { lost: report.lost.length, phantom: report.phantom.length, reordered: report.reordered },
+    { lost: 0, phantom: 0, reordered: [] },
+  );
+  assert.ok(report.duplicates <= maxDuplicates, `${report.duplicates} duplicates (at most ${maxDuplicates})`);
 }

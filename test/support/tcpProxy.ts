@@ -13,6 +13,7 @@ export class TcpProxy {
   private mode: ProxyMode = 'pass';
   private delayMs = 0;
   private readonly pairs = new Set<[Socket, Socket]>();
+  private frozen = new Set<[Socket, Socket]>();
 
   private constructor(
     private readonly server: Server,
@@ -41,9 +42,19 @@ export class TcpProxy {
     this.pairs.clear();
   }
 
+  /**
+   * The open connections go silent for good (bytes held, nothing closed: a half-open path, e.g. a NAT entry
+   * or a failed-over load balancer); new connections pass as before.
+   */
+  freezeOpenConnections(): void {
+    for (const pair of this.pairs) for (const socket of pair) socket.pause();
+    this.frozen = new Set([...this.frozen, ...this.pairs]);
+  }
+
   setMode(mode: ProxyMode): void {
     this.mode = mode;
-    for (const pair of this.pairs) for (const socket of pair) this.applyMode(socket);
+    for (const pair of this.pairs)
+      if (!this.frozen.has(pair)) for (const socket of pair) this.applyMode(socket);
   }
 
   setDelay(ms: number): void {

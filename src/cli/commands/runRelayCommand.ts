@@ -1,6 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 
 import { startRelay } from '../../daemon/startRelay.js';
+import { WalboxError } from '../../errors.js';
 import { createLogger } from '../../observability/createLogger.js';
 import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
@@ -12,6 +13,14 @@ export const runRelayCommand: CommandModule = {
   handler: (argv) =>
     executeCommand('run', async () => {
       const config = loadCommandConfig(argv, 'run', ['databaseUrl', 'kafkaBrokers']);
-      await startRelay(config, createLogger(config.logLevel, { format: config.logFormat }));
+      try {
+        await startRelay(config, createLogger(config.logLevel, { format: config.logFormat }));
+      } catch (error) {
+        // After --shutdown-timeout a call still in flight (a query waiting on a lock) must not keep us running.
+        if (error instanceof WalboxError && error.code === 'SHUTDOWN_TIMEOUT') {
+          setTimeout(() => process.exit(), 1_000).unref();
+        }
+        throw error;
+      }
     }),
 };

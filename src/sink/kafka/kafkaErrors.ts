@@ -8,6 +8,16 @@ const RECORD_REJECTIONS = new Set([
   'CORRUPT_MESSAGE',
 ]);
 
+/** Protocol errors about a topic, not the cluster: events for other topics can still be produced. */
+const TOPIC_ERRORS = new Set([
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'TOPIC_AUTHORIZATION_FAILED',
+  'INVALID_TOPIC_EXCEPTION',
+  'POLICY_VIOLATION',
+  'INVALID_REPLICATION_FACTOR',
+  'INVALID_CONFIG',
+]);
+
 /** The protocol error type (e.g. MESSAGE_TOO_LARGE) anywhere in a kafkajs error's cause chain. */
 export function findProtocolErrorType(error: unknown): string | undefined {
   for (let current: unknown = error, depth = 0; current instanceof Error && depth < 10; depth++) {
@@ -39,5 +49,6 @@ export function toSinkError(error: unknown, context: string): SinkError {
   return new SinkError(`${context}: ${message}${type === undefined ? '' : ` (${type})`}`, {
     cause: error,
     retriable: !isRecordRejection(error),
+    topicScoped: type !== undefined && TOPIC_ERRORS.has(type),
   });
 }

@@ -11,6 +11,7 @@ import type { OutboxRecord, RejectedRecord } from '../../core/outboxRecord.js';
 import type { PublishResult, RelayLogger, Sink } from '../../core/ports.js';
 import { explainBadHeaders } from '../../core/toEventHeaders.js';
 import { resolveTopic, type TopicChoice } from '../../core/topicName.js';
+import { PreconditionError } from '../../errors.js';
 import { SinkError } from '../sinkError.js';
 import { createKafkaClient } from './createKafkaClient.js';
 import { describeStartupRefusal } from './describeStartupRefusal.js';
@@ -150,6 +151,31 @@ export class KafkaSink implements Sink {
       await this.sendIsolatingRejections(chunk, rejected);
     }
     return { rejected };
+  }
+
+  /**
+   * At startup: the dead-letter topic must exist (or be created with --create-topics). Found missing only when
+   * the first event is rejected, it would hold up every batch that carries one.
+   */
+  async requireDeadLetterTopic(): Promise<void> {
+    const topic = this.options.dlqTopic;
+    if (topic === undefined) return;
+    try {
+      await this.catalog.ensure([topic]);
+    } catch (error) {
+      if (error instanceof SinkError && error.topicScoped) {
+        throw new PreconditionError(
+          `--dlq-topic ${topic}: ${error.message.replace(/^Kafka topic \S+ /, 'the topic ')}`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+  }
+
+  topicOf(record: OutboxRecord): string | undefined {
+    const topic = resolveTopic(this.options.topics, record);
+    return topic.ok ? topic.topic : undefined;
   }
 
   async publishDeadLetters(rejected: readonly RejectedRecord[]): Promise<void> {

@@ -50,7 +50,7 @@ export class TopicCatalog {
       if (!this.options.createTopics) {
         throw new SinkError(
           `Kafka topic ${missing.join(', ')} does not exist: create it, or run walbox with --create-topics`,
-          { retriable: true },
+          { retriable: true, topicScoped: true },
         );
       }
       await this.create(missing);

@@ -11,7 +11,9 @@ export interface PollQueries {
   readonly selectRows: string;
   /** $1 ids. */
   readonly markProcessed: string;
-  /** $1 ids, $2 error, $3 initial backoff ms, $4 max backoff ms, $5 max attempts. */
+  /** Whether any pending row waits for a retry (a failed publish not yet recovered). */
+  readonly anyWaiting: string;
+  /** $1 ids, $2 errors (one per id), $3 initial backoff ms, $4 max backoff ms, $5 max attempts. */
   readonly recordFailure: string;
   /** $1 ids, $2 errors. */
   readonly deadLetter: string;
@@ -21,17 +23,23 @@ export interface PollQueries {
  * Ordering across several relays: only the head of an aggregate (its earliest pending row by seq) can be claimed,
  * with FOR UPDATE SKIP LOCKED; the rows after a claimed head are then locked by the same relay. An aggregate whose
  * head is in flight elsewhere (locked) or waiting for a retry (retry_after in the future) is not taken at all, so
- * none of its later events can overtake. Candidates are the first `window` pending rows by seq: if any row of an
- * aggregate is among them, so is its head.
+ * none of its later events can overtake. Candidates are the first `window` pending rows by seq of aggregates with
+ * no row waiting for a retry (a blocked hot aggregate would otherwise fill the window): if any row of an aggregate
+ * is among them, so is its head.
  */
 export function buildPollQueries(schema: string, table: string): PollQueries {
   const t = quoteQualified(schema, table);
   const pending = 'o.processed_at IS NULL AND o.dead_lettered_at IS NULL';
   return {
     claimHeads: `
-      WITH candidates AS (
+      WITH waiting AS (
+        SELECT DISTINCT aggregate_type, aggregate_id FROM ${t} AS o
+         WHERE ${pending} AND o.retry_after > now()
+      ), candidates AS (
         SELECT id, aggregate_type, aggregate_id, seq FROM ${t} AS o
          WHERE ${pending}
+           AND NOT EXISTS (
+             SELECT 1 FROM waiting w WHERE w.aggregate_type = o.aggregate_type AND w.aggregate_id = o.aggregate_id)
          ORDER BY seq
          LIMIT $1
       ), heads AS (
@@ -56,14 +64,16 @@ export function buildPollQueries(schema: string, table: string): PollQueries {
        LIMIT $3
          FOR UPDATE OF o`,
     selectRows: `${selectOutboxRow(schema, table)} WHERE o.id = ANY($1::uuid[]) ORDER BY o.seq`,
+    anyWaiting: `SELECT EXISTS (SELECT 1 FROM ${t} AS o WHERE ${pending} AND o.retry_after > now()) AS waiting`,
     markProcessed: `UPDATE ${t} SET processed_at = now() WHERE id = ANY($1::uuid[])`,
     recordFailure: `
       UPDATE ${t} AS o
          SET attempts = o.attempts + 1,
-             last_error = $2,
+             last_error = r.reason,
              retry_after = now() + make_interval(secs => least($4::float8, $3::float8 * power(2, o.attempts)) / 1000),
              dead_lettered_at = CASE WHEN o.attempts + 1 >= $5 THEN now() END
-       WHERE o.id = ANY($1::uuid[])`,
+        FROM unnest($1::uuid[], $2::text[]) AS r(id, reason)
+       WHERE o.id = r.id`,
     deadLetter: `
       UPDATE ${t} AS o
          SET dead_lettered_at = now(), last_error = r.reason, attempts = o.attempts + 1

@@ -2,7 +2,7 @@ import type pg from 'pg';
 
 import type { OutboxRecord, RejectedRecord } from '../../core/outboxRecord.js';
 import type { RelayLogger, RelayObserver, Sink, Sleep } from '../../core/ports.js';
-import { isTransientConnectionError } from '../../db/sqlState.js';
+import { isTransactionConflict, isTransientConnectionError } from '../../db/sqlState.js';
 import { isRetriable, toError } from '../../errors.js';
 import type { OutboxRow } from '../../db/outboxRowQuery.js';
 import { toRecord } from '../../db/outboxRowQuery.js';
@@ -77,6 +77,11 @@ export class PollRelay {
         }
         outageDelay = this.options.retryBackoffInitialMs;
       } catch (error) {
+        if (isTransactionConflict(error)) {
+          // Another relay or writer won a race (the claim rolled back): poll again, nothing is wrong.
+          this.deps.logger.debug({ err: error }, 'poll transaction conflicted with another; polling again');
+          continue;
+        }
         if (!isTransientConnectionError(error) && !isRetriable(error)) throw error;
         failing = true;
         this.deps.logger.warn({ err: error, retryInMs: outageDelay }, 'poll failed; retrying');
@@ -115,16 +120,18 @@ export class PollRelay {
     const client = await this.deps.pool.connect();
     let broken = false;
     try {
-      await client.query('BEGIN');
+      // Explicitly READ COMMITTED: under a default of REPEATABLE READ or SERIALIZABLE, SKIP LOCKED claims fail
+      // with 40001 as soon as another relay commits.
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       const records = await this.claim(client);
-      if (records.length === 0) {
-        await client.query('COMMIT');
-        // Nothing is due: rows that failed wait for their backoff, and the broker probe reports an outage.
-        this.deps.observer.recovered?.({ step: 'publish to Kafka' });
-        return 0;
-      }
-      await this.deliver(client, records);
+      const delivered = records.length === 0 || (await this.deliver(client, records));
+      // Rows waiting for a retry keep a failed publish failing, whatever else goes through (other topics, empty
+      // polls): only when none is left waiting (delivered, dead-lettered or re-driven) is it recovered.
+      const waiting =
+        !delivered ||
+        (await client.query<{ waiting: boolean }>(this.queries.anyWaiting)).rows[0]?.waiting === true;
       await client.query('COMMIT');
+      if (!waiting) this.deps.observer.recovered?.({ step: 'publish to Kafka' });
       return records.length;
     } catch (error) {
       broken = isTransientConnectionError(error);
@@ -153,7 +160,8 @@ export class PollRelay {
     return rows.map(toRecord);
   }
 
-  private async deliver(client: pg.PoolClient, records: readonly OutboxRecord[]): Promise<void> {
+  /** Publishes and marks `records`; false when some of them failed and wait for a retry. */
+  private async deliver(client: pg.PoolClient, records: readonly OutboxRecord[]): Promise<boolean> {
     const started = Date.now();
     this.deps.observer.inFlight?.(records.length);
     let rejected: readonly RejectedRecord[];
@@ -161,46 +169,32 @@ export class PollRelay {
       ({ rejected } = await this.deps.sink.publish(records));
     } catch (error) {
       if (!isRetriable(error)) throw error;
+      const groups = isTopicScoped(error) ? splitByTopic(records, (r) => this.deps.sink.topicOf(r)) : [];
+      if (groups.length > 1) {
+        // One topic's problem (missing, denied) must not cost the events of other topics their attempts.
+        let delivered = true;
+        for (const group of groups) delivered = (await this.deliver(client, group)) && delivered;
+        return delivered;
+      }
       const reason = toError(error).message;
-      await client.query(this.queries.recordFailure, [
-        records.map((r) => r.id),
-        reason,
-        this.options.retryBackoffInitialMs,
-        this.options.retryBackoffMaxMs,
-        this.options.maxAttempts,
-      ]);
       this.deps.logger.warn(
         { events: records.length, err: error },
         'publish failed; rows will be retried after their backoff',
       );
+      await this.recordFailure(
+        client,
+        records.map((r) => ({ record: r, reason })),
+        error,
+      );
       this.deps.observer.publishFailed?.(records);
       this.deps.observer.inFlight?.(0);
-      this.deps.observer.retrying?.({
-        step: 'publish to Kafka',
-        attempt: 0,
-        delayMs: 0,
-        error: toError(error),
-      });
-      return;
+      return false;
     }
-    if (rejected.length > 0) {
-      for (const { record, reason } of rejected) {
-        this.deps.logger.error(
-          { event_id: record.id, event_type: record.eventType, aggregate_id: record.aggregateId, reason },
-          'event rejected by the broker: dead-lettered',
-        );
-      }
-      await this.deps.sink.publishDeadLetters(rejected);
-      await client.query(this.queries.deadLetter, [
-        rejected.map((r) => r.record.id),
-        rejected.map((r) => r.reason),
-      ]);
-    }
+    const dlqFailed = rejected.length > 0 && !(await this.deadLetter(client, rejected));
     const rejectedIds = new Set(rejected.map((r) => r.record.id));
     const published = records.filter((r) => !rejectedIds.has(r.id));
     this.deps.observer.published?.(published);
     if (published.length > 0) await client.query(this.queries.markProcessed, [published.map((r) => r.id)]);
-    this.deps.observer.recovered?.({ step: 'publish to Kafka' });
     this.deps.observer.batchDelivered?.({
       published,
       rejected,
@@ -208,7 +202,109 @@ export class PollRelay {
       durationMs: Date.now() - started,
     });
     this.deps.observer.inFlight?.(0);
+    return !dlqFailed;
   }
+
+  /** A failed attempt for each row (retried after its backoff; dead-lettered at --max-attempts). */
+  private async recordFailure(
+    client: pg.PoolClient,
+    failures: readonly RejectedRecord[],
+    error: unknown,
+  ): Promise<void> {
+    await client.query(this.queries.recordFailure, [
+      failures.map((f) => f.record.id),
+      failures.map((f) => f.reason),
+      this.options.retryBackoffInitialMs,
+      this.options.retryBackoffMaxMs,
+      this.options.maxAttempts,
+    ]);
+    this.deps.observer.retrying?.({
+      step: 'publish to Kafka',
+      attempt: 0,
+      delayMs: 0,
+      error: toError(error),
+    });
+  }
+
+  /**
+   * Dead-letters what the broker rejected. When the copy to --dlq-topic fails, the rows are not dead-lettered
+   * yet but recorded as a failed attempt (retried after their backoff, dead-lettered at --max-attempts): the
+   * batch's published events must still be marked, or every poll would publish them again.
+   */
+  private async deadLetter(client: pg.PoolClient, rejected: readonly RejectedRecord[]): Promise<boolean> {
+    try {
+      await this.deps.sink.publishDeadLetters(rejected);
+    } catch (error) {
+      if (!isRetriable(error)) throw error;
+      this.deps.logger.error(
+        { events: rejected.map((r) => r.record.id), err: error },
+        'events rejected by the broker could not be copied to the dead-letter topic: retried after their backoff',
+      );
+      const copyFailure = toError(error).message;
+      const failures = rejected.map(({ record, reason }) => ({
+        record,
+        reason: `${reason}; the copy to the dead-letter topic failed: ${copyFailure}`,
+      }));
+      await this.recordFailure(client, failures, error);
+      return false;
+    }
+    for (const { record, reason } of rejected) {
+      this.deps.logger.error(
+        { event_id: record.id, event_type: record.eventType, aggregate_id: record.aggregateId, reason },
+        'event rejected by the broker: dead-lettered',
+      );
+    }
+    await client.query(this.queries.deadLetter, [
+      rejected.map((r) => r.record.id),
+      rejected.map((r) => r.reason),
+    ]);
+    return true;
+  }
+}
+
+function isTopicScoped(error: unknown): boolean {
+  return error instanceof Error && 'topicScoped' in error && error.topicScoped === true;
+}
+
+/**
+ * Groups records that can be published apart: no aggregate spans two groups (its events stay in one request,
+ * in order), and no topic does. Groups keep the records' order.
+ */
+export function splitByTopic(
+  records: readonly OutboxRecord[],
+  topicOf: (record: OutboxRecord) => string | undefined,
+): OutboxRecord[][] {
+  // Union-find over topics and aggregates: an aggregate whose events go to two topics joins them.
+  const parent = new Map<string, string>();
+  const find = (key: string): string => {
+    let root = key;
+    for (let next = parent.get(root); next !== undefined && next !== root; next = parent.get(root))
+      root = next;
+    parent.set(key, root);
+    return root;
+  };
+  const union = (a: string, b: string): void => {
+    const ra = find(a);
+    const rb = find(b);
+    if (ra !== rb) parent.set(ra, rb);
+  };
+  const keys = records.map((r) => ({
+    topic: `t\u0000${topicOf(r) ?? ''}`,
+    aggregate: `a\u0000${r.aggregateType}\u0000${r.aggregateId}`,
+  }));
+  for (const { topic, aggregate } of keys) {
+    if (!parent.has(topic)) parent.set(topic, topic);
+    if (!parent.has(aggregate)) parent.set(aggregate, aggregate);
+    union(aggregate, topic);
+  }
+  const groups = new Map<string, OutboxRecord[]>();
+  records.forEach((record, i) => {
+    const root = find(keys[i]?.topic ?? '');
+    const group = groups.get(root) ?? [];
+    group.push(record);
+    groups.set(root, group);
+  });
+  return [...groups.values()];
 }
 
 /**

@@ -24,6 +24,9 @@ export interface ReplicationStreamOptions {
   readonly applicationName?: string;
 }
 
+/** How long a polite close may take before the socket is destroyed. */
+const STOP_WAIT_MS = 2_000;
+
 type Decoded = { ok: true; message: PgoutputMessage } | { ok: false; error: Error };
 
 /**
@@ -31,12 +34,19 @@ type Decoded = { ok: true; message: PgoutputMessage } | { ok: false; error: Erro
  * server resumes at the slot's confirmed_flush_lsn, never at the library's last *received* LSN (pitfall P3).
  * Decoding never throws inside the socket listener (P7): failures travel as values.
  */
-class OutboxPgoutputPlugin extends AbstractPlugin<{ publication: string }> {
+class OutboxPgoutputPlugin extends AbstractPlugin<{
+  publication: string;
+  onBackendPid: (pid: number) => void;
+}> {
   get name(): string {
     return 'pgoutput';
   }
 
-  start(client: pg.Client, slotName: string): Promise<unknown> {
+  async start(client: pg.Client, slotName: string): Promise<unknown> {
+    // Our walsender's pid: if this connection is ever given up as dead, the server may keep the walsender (and
+    // the slot) until wal_sender_timeout; knowing the pid lets us end exactly that one.
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    if (rows[0] !== undefined) this.options.onBackendPid(rows[0].pid);
     const publications = pg.escapeLiteral(pg.escapeIdentifier(this.options.publication));
     return client.query(
       `START_REPLICATION SLOT ${pg.escapeIdentifier(slotName)} LOGICAL 0/0 ` +
@@ -57,7 +67,7 @@ class OutboxPgoutputPlugin extends AbstractPlugin<{ publication: string }> {
 interface ServiceInternals {
   _connection?: {
     sendCopyFromChunk(chunk: Buffer): void;
-    stream?: { pause(): void; resume(): void };
+    stream?: { pause(): void; resume(): void; destroy(): void };
   } | null;
 }
 
@@ -70,6 +80,7 @@ interface ServiceInternals {
 export class ReplicationStream {
   private readonly service: LogicalReplicationService;
   private closed = false;
+  private pid: number | undefined;
 
   constructor(private readonly options: ReplicationStreamOptions) {
     const clientConfig: pg.ClientConfig = {
@@ -103,17 +114,32 @@ export class ReplicationStream {
     // Mandatory: an 'error' without a listener would be thrown by EventEmitter2.
     this.service.on('error', (error: unknown) => close(toError(error)));
 
-    const plugin = new OutboxPgoutputPlugin({ publication: this.options.publication });
+    const plugin = new OutboxPgoutputPlugin({
+      publication: this.options.publication,
+      onBackendPid: (pid) => (this.pid = pid),
+    });
     const started = new Promise<void>((resolve) => this.service.once('start', () => resolve()));
     const streaming = this.service.subscribe(plugin, this.options.slot, '0/0');
     streaming.then(
       () => close(undefined),
       (error: unknown) => close(toError(error)),
     );
-    await Promise.race([
-      started,
-      streaming.then(() => Promise.reject(new Error('replication ended before it started'))),
-    ]);
+    try {
+      await Promise.race([
+        started,
+        streaming.then(() => Promise.reject(new Error('replication ended before it started'))),
+      ]);
+    } catch (error) {
+      // The library leaves its connection open when START_REPLICATION is refused (55006 slot in use, 55000
+      // invalidated): each retry would keep one more walsender (and this process) alive.
+      await this.stop();
+      throw error;
+    }
+  }
+
+  /** The server process (walsender) of this connection, once connected. */
+  backendPid(): number | undefined {
+    return this.pid;
   }
 
   /** Reports `flushLsn` as flushed and applied (exactly: no +1), and `receivedLsn` as written. */
@@ -133,8 +159,20 @@ export class ReplicationStream {
     (this.service as unknown as ServiceInternals)._connection?.stream?.resume();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Closes the connection: politely (Terminate, then wait for the server to close) unless `force`, and never
+   * waiting longer than a moment, since a dead path (half-open connection) would never answer.
+   */
+  async stop(options: { force?: boolean } = {}): Promise<void> {
     this.closed = true;
-    await this.service.destroy().catch(() => undefined);
+    const socket = (this.service as unknown as ServiceInternals)._connection?.stream;
+    if (options.force === true) socket?.destroy();
+    const ending = this.service.destroy().catch(() => undefined);
+    const timer = setTimeout(() => socket?.destroy(), STOP_WAIT_MS);
+    try {
+      await ending;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -1,4 +1,5 @@
-import type { Lsn } from '../../core/lsn.js';
+import { formatLsn, type Lsn } from '../../core/lsn.js';
+import { WalboxError } from '../../errors.js';
 import type { ChangeStream, RelayLogger, StreamItem } from '../../core/ports.js';
 import type { PgoutputMessage } from './pgoutput/pgoutputMessage.js';
 import { toUnixMs } from './pgoutput/standbyStatus.js';
@@ -14,6 +15,8 @@ export interface WalSourceOptions {
   /** The slot's confirmed_flush_lsn at start: status updates never report less. */
   readonly startLsn: Lsn;
   readonly statusIntervalMs: number;
+  /** Nothing received for this long while the socket is read (and replies are asked for): the connection is dead. */
+  readonly receiveTimeoutMs: number;
   /** Stop reading the socket above this many buffered items or bytes (G6); resume below half. */
   readonly highWaterItems: number;
   readonly highWaterBytes: number;
@@ -21,6 +24,12 @@ export interface WalSourceOptions {
   /** Records a position before it is reported to the server. */
   readonly persistPosition: (lsn: Lsn) => Promise<void>;
 }
+
+/**
+ * Reply requests within one second that only a walsender waiting for us to catch up sends: in a shutdown it asks
+ * again as soon as we answer, while in normal operation it asks at most every wal_sender_timeout / 2.
+ */
+const SHUTDOWN_REPLY_REQUESTS = 10;
 
 /**
  * WAL mode's ChangeStream: decoded pgoutput messages become stream items in one FIFO, data and keepalives in
@@ -49,6 +58,10 @@ export class WalSource implements ChangeStream {
   private commitTimeMs = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly stream: ReplicationStream;
+  private lastReceivedAt = Date.now();
+  /** When the last SHUTDOWN_REPLY_REQUESTS reply requests arrived, oldest first. */
+  private readonly replyRequests: number[] = [];
+  private abandoned = false;
 
   private constructor(private readonly options: WalSourceOptions) {
     this.confirmed = options.startLsn;
@@ -70,7 +83,8 @@ export class WalSource implements ChangeStream {
       onKeepalive: (walEnd, replyRequested) => source.receiveKeepalive(walEnd, replyRequested),
       onClose: (error) => source.fail(error ?? new Error('the replication stream ended')),
     });
-    source.timer = setInterval(() => void source.report(), options.statusIntervalMs);
+    source.lastReceivedAt = Date.now();
+    source.timer = setInterval(() => source.tick(), Math.min(options.statusIntervalMs, 1_000));
     source.timer.unref();
     return source;
   }
@@ -118,8 +132,45 @@ export class WalSource implements ChangeStream {
   /** Sends the final status update and closes the connection. */
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
-    await this.report();
+    if (!this.abandoned) await this.report();
     await this.stream.stop();
+  }
+
+  /**
+   * Closes the connection without reporting anything more, and fails the stream (retriable): what was sent and
+   * not confirmed comes again from the slot on the next start. For a connection that cannot be answered: a
+   * server shutting down that waits for a position we cannot reach, or a dead network path. Also called when
+   * the shutdown timeout gives up.
+   */
+  abandon(reason: string): void {
+    if (this.abandoned) return;
+    this.abandoned = true;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    void this.stream.stop({ force: true });
+    this.fail(new WalboxError('REPLICATION_LOST', reason, { retriable: true }));
+  }
+
+  /** The walsender of a connection given up as dead (it may linger on the server), if any. */
+  abandonedWalsender(): number | undefined {
+    return this.abandoned ? this.stream.backendPid() : undefined;
+  }
+
+  private tick(): void {
+    if (this.abandoned) return;
+    const now = Date.now();
+    if (this.paused || !this.receiving) {
+      // Not reading is our choice: silence says nothing about the connection then.
+      this.lastReceivedAt = now;
+    } else if (now - this.lastReceivedAt >= this.options.receiveTimeoutMs) {
+      this.options.logger.warn(
+        { silentForMs: now - this.lastReceivedAt, slot: this.options.slot },
+        'nothing received on the replication connection although the server was asked to answer: closing it ' +
+          '(half-open connection?) and reconnecting',
+      );
+      this.abandon(`nothing received on the replication connection for ${now - this.lastReceivedAt} ms`);
+      return;
+    }
+    if (now - this.lastStatusAt >= this.options.statusIntervalMs) void this.report();
   }
 
   /**
@@ -144,11 +195,17 @@ export class WalSource implements ChangeStream {
     }
   }
 
+  private lastStatusAt = 0;
+
   private sendStatus(): void {
-    this.stream.sendStatus(this.reported, this.received);
+    this.lastStatusAt = Date.now();
+    // Ask for an answer once the server has been silent for a status interval: the watchdog needs to hear it.
+    const askForReply = Date.now() - this.lastReceivedAt >= this.options.statusIntervalMs;
+    this.stream.sendStatus(this.reported, this.received, askForReply);
   }
 
   private receive(message: PgoutputMessage): void {
+    this.lastReceivedAt = Date.now();
     switch (message.tag) {
       case 'begin':
         this.xid = message.xid;
@@ -191,14 +248,34 @@ export class WalSource implements ChangeStream {
   }
 
   private receiveKeepalive(walEnd: Lsn, replyRequested: boolean): void {
+    this.lastReceivedAt = Date.now();
     if (walEnd > this.received) this.received = walEnd;
     this.push({ kind: 'keepalive', walEnd });
+    if (!replyRequested) return;
     // Answer at once with what is durably delivered, so wal_sender_timeout never fires; and again as soon as
     // the position moves.
-    if (replyRequested) {
-      this.replyWanted = true;
-      this.sendStatus();
+    this.replyWanted = true;
+    this.sendStatus();
+    if (walEnd > this.reported && this.isAskedWithoutPause()) {
+      // A walsender in a fast shutdown waits until our flush position reaches what it sent, asking again at
+      // every reply. The events in flight need the database to be marked, which a stopping server refuses:
+      // holding on would hold the shutdown forever. Let go; they come again from the slot after the restart.
+      this.options.logger.warn(
+        { slot: this.options.slot, confirmed: formatLsn(this.reported), serverWaitsFor: formatLsn(walEnd) },
+        'the server is shutting down and waits for positions not delivered yet: closing the replication ' +
+          'connection without confirming them (they are delivered again after the restart)',
+      );
+      this.abandon('the server is shutting down (its walsender waits for positions not delivered yet)');
     }
+  }
+
+  /** True when the last SHUTDOWN_REPLY_REQUESTS reply requests came within one second. */
+  private isAskedWithoutPause(): boolean {
+    const now = Date.now();
+    this.replyRequests.push(now);
+    if (this.replyRequests.length > SHUTDOWN_REPLY_REQUESTS) this.replyRequests.shift();
+    const oldest = this.replyRequests[0] ?? now;
+    return this.replyRequests.length === SHUTDOWN_REPLY_REQUESTS && now - oldest <= 1_000;
   }
 
   private push(item: StreamItem): void {

@@ -29,6 +29,9 @@ class RecordingSink implements Sink {
   readonly sent: string[][] = [];
   failures = 0;
   constructor(private readonly reject: (r: OutboxRecord) => string | undefined = () => undefined) {}
+  topicOf(): string {
+    return 'topic';
+  }
   publish(records: readonly OutboxRecord[]): Promise<PublishResult> {
     if (this.failures > 0) {
       this.failures--;
@@ -86,7 +89,7 @@ function record(id: string): StreamItem {
   };
 }
 
-function run(stream: ScriptedStream, sink: Sink, store: OutboxStore, batchSize = 10): Promise<void> {
+function run(stream: ChangeStream, sink: Sink, store: OutboxStore, batchSize = 10): Promise<void> {
   const relay = new StreamRelay(
     { stream, sink, store, logger: quietLogger, sleep: () => Promise.resolve() },
     { batchSize, retry: { initialDelayMs: 1, maxDelayMs: 1 }, startLsn: 5n },
@@ -160,11 +163,54 @@ describe('StreamRelay', () => {
     assert.deepEqual(idle.confirmed, [99n]);
   });
 
+  it(
+    'fails at once when a step fails and the stream has gone quiet (no next item to notice it)',
+    { timeout: 5_000 },
+    async () => {
+      // The items end without the stream ending: a quiet database, where the next item may be seconds away.
+      const items: StreamItem[] = [{ kind: 'begin' }, record('a'), { kind: 'commit', endLsn: 10n }];
+      const quiet: ChangeStream = {
+        next: () => Promise.resolve(items.shift() ?? new Promise<never>(() => undefined)),
+        buffered: () => items.length,
+        confirm: () => undefined,
+        stopReceiving: () => Promise.resolve(),
+      };
+      const store = new MemoryStore();
+      store.markProcessed = () => Promise.reject(new Error('permission denied for table outbox_events'));
+      await assert.rejects(run(quiet, new RecordingSink(), store), /permission denied/);
+    },
+  );
+
+  it('never has more than two batches published and not yet marked (the in-flight window)', async () => {
+    const items: StreamItem[] = [];
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f'])
+      items.push({ kind: 'begin' }, record(id), { kind: 'commit', endLsn: 10n });
+    const sink = new RecordingSink();
+    const store = new MemoryStore();
+    let most = 0;
+    const publish = sink.publish.bind(sink);
+    sink.publish = async (records) => {
+      const result = await publish(records);
+      most = Math.max(most, sink.sent.length - store.processed.size);
+      return result;
+    };
+    const markProcessed = store.markProcessed.bind(store);
+    // Slow marks: publishing runs ahead as far as the pipeline lets it.
+    store.markProcessed = async (records) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await markProcessed(records);
+    };
+    await run(new ScriptedStream(items), sink, store, 1);
+    assert.equal(store.processed.size, 6);
+    assert.ok(most <= 2, `${most} batches published and not marked`);
+  });
+
   it('stops on an error that is not retriable, without confirming', async () => {
     const stream = new ScriptedStream([{ kind: 'begin' }, record('a'), { kind: 'commit', endLsn: 10n }]);
     const sink: Sink = {
       publish: () => Promise.reject(new Error('bug')),
       publishDeadLetters: () => Promise.resolve(),
+      topicOf: () => 'topic',
     };
     await assert.rejects(run(stream, sink, new MemoryStore()), /bug/);
     assert.deepEqual(stream.confirmed, []);
