@@ -178,6 +178,15 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     commands: ['run', 'status', 'doctor', 'slot'],
   },
   {
+    key: 'applicationName',
+    flag: 'application-name',
+    kind: 'identifier',
+    default: 'walbox',
+    description:
+      "application_name of the relay's connections (pg_stat_activity, pg_stat_replication); must not be listed in synchronous_standby_names",
+    commands: ['run', 'doctor'],
+  },
+  {
     key: 'publication',
     flag: 'publication',
     kind: 'identifier',

@@ -23,6 +23,8 @@ export interface RelayConfig {
   readonly table: string;
   readonly slot: string;
   readonly publication: string;
+  /** application_name of the relay's connections, the replication connection included. */
+  readonly applicationName: string;
   readonly topic: string | undefined;
   readonly topicTemplate: string;
   /** A topic resolved from row content must match this regular expression (whole name), else dead-lettered. */

@@ -22,6 +22,8 @@ export interface OutboxRecord {
   readonly committedAtMs?: number;
   /** WAL mode: LSN of the change (for logs only: not monotonic across transactions). */
   readonly lsn?: Lsn;
+  /** Why the row cannot be published as it is (e.g. a NULL where a value is needed): it is dead-lettered. */
+  readonly problem?: string;
 }
 
 /** Why the broker will never take a record: the row is dead-lettered with this text as last_error. */

@@ -8,13 +8,13 @@ import { StreamRelay } from '../core/streamRelay.js';
 import { createPool } from '../db/createPool.js';
 import { describeDatabase } from '../db/describeDatabase.js';
 import { PgOutboxStore } from '../db/pgOutboxStore.js';
-import { SQLSTATE, errorCodeOf, isTransientConnectionError } from '../db/sqlState.js';
 import { WalboxState, type SlotRecord } from '../db/walboxState.js';
 import { PreconditionError, WalboxError } from '../errors.js';
 import { drainPendingRows } from '../source/poll/drainPendingRows.js';
 import { createSlotWithSnapshot, dropSlot, readSlot } from '../source/wal/replicationSlot.js';
 import { WalSource } from '../source/wal/walSource.js';
 import type { RelayContext } from './relayContext.js';
+import { isRetriableStreamError } from './isRetriableStreamError.js';
 import { sleep } from './sleep.js';
 
 /**
@@ -36,7 +36,7 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
   const { config, logger } = context;
   // Timeouts on every relay query: a half-open connection must fail (and be replaced), not hang a batch forever.
   const pool = createPool(context.databaseUrl, {
-    applicationName: 'walbox',
+    applicationName: config.applicationName,
     max: 3,
     logger,
     timeoutMs: config.databaseTimeoutMs,
@@ -71,6 +71,7 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
           databaseUrl: context.databaseUrl,
           slot: config.slot,
           publication: config.publication,
+          applicationName: config.applicationName,
           schema: config.schema,
           table: config.table,
           startLsn,
@@ -290,15 +291,4 @@ function hasGivenUp(context: RelayContext): boolean {
 
 function isPoolerError(error: unknown): boolean {
   return error instanceof Error && /unsupported startup parameter|pgbouncer/i.test(error.message);
-}
-
-function isRetriableStreamError(error: unknown): boolean {
-  if (error instanceof WalboxError) return error.retriable;
-  const code = errorCodeOf(error);
-  // 55006: the slot is still held by a dying walsender; 55000: it was invalidated (recreated on the next round).
-  if (code === SQLSTATE.OBJECT_IN_USE || code === SQLSTATE.OBJECT_NOT_IN_PREREQUISITE_STATE) return true;
-  return (
-    isTransientConnectionError(error) ||
-    (error instanceof Error && /replication stream ended/.test(error.message))
-  );
 }

@@ -28,7 +28,7 @@ async function checkPreflight(config: RelayConfig, databaseUrl: string, logger: 
   const client = await connectDatabase({
     databaseUrl,
     startupTimeoutMs: config.startupTimeoutMs,
-    applicationName: 'walbox',
+    applicationName: config.applicationName,
   });
   try {
     logger.info({ tls: describePgTls(client, databaseUrl) }, 'connected to PostgreSQL');

@@ -249,4 +249,44 @@ describe('WAL mode liveness under faults', () => {
       }
     });
   });
+  it('dead-letters a row with a NULL where a value is needed and goes on (no crash in the socket listener)', async () => {
+    await withRelaySetup(async (setup) => {
+      await setup.fixture.query(`ALTER TABLE ${setup.table} ALTER COLUMN aggregate_id DROP NOT NULL`);
+      const relay = setup.startRelay();
+      await relay.waitForLine(STREAMING);
+      const [broken] = await setup.fixture.query<{ id: string }>(
+        `INSERT INTO ${setup.table} (aggregate_type, aggregate_id, event_type, payload)
+         VALUES ('order', NULL, 'created', '{}') RETURNING id::text`,
+      );
+      const after = await writeOrders(setup.fixture.schema, 5, 1);
+      await assertAllDelivered(setup, after.committed, 0);
+      const rows = await setup.fixture.query<{ dead: boolean; last_error: string | null }>(
+        `SELECT dead_lettered_at IS NOT NULL AS dead, last_error FROM ${setup.table} WHERE id = $1`,
+        [broken?.id],
+      );
+      assert.deepEqual(rows, [{ dead: true, last_error: 'column aggregate_id is NULL' }]);
+      assert.equal(relay.child.exitCode, null);
+    });
+  });
+
+  it('publishes a large event that fits max.message.bytes once compressed (--compression gzip)', async () => {
+    await withRelaySetup(
+      async (setup) => {
+        const relay = setup.startRelay('--compression', 'gzip');
+        await relay.waitForLine(STREAMING);
+        const [large] = await setup.fixture.query<{ id: string }>(
+          `INSERT INTO ${setup.table} (aggregate_type, aggregate_id, event_type, payload)
+           VALUES ('order', 'o-1', 'created', jsonb_build_object('blob', repeat('x', 60000))) RETURNING id::text`,
+        );
+        const topic = await setup.reader();
+        await topic.waitForIds([large?.id ?? '']);
+        const rows = await setup.fixture.query<{ processed: boolean }>(
+          `SELECT processed_at IS NOT NULL AS processed FROM ${setup.table} WHERE id = $1`,
+          [large?.id],
+        );
+        assert.deepEqual(rows, [{ processed: true }]);
+      },
+      { topic: { config: { 'max.message.bytes': '20000' } } },
+    );
+  });
 });

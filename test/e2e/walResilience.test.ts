@@ -284,6 +284,73 @@ describe('WAL mode preflight', () => {
     }
   });
 
+  it('refuses publications that would skip rows silently: a row filter, a column list, partitions under their own names (exit 3)', async () => {
+    const fixture = await createWalFixture();
+    const publication = pg.escapeIdentifier(fixture.publication);
+    const schema = pg.escapeIdentifier(fixture.schema);
+    const table = `${schema}.outbox_events`;
+    try {
+      await fixture.query(
+        `ALTER PUBLICATION ${publication} SET TABLE ${table} WHERE (aggregate_type <> 'x')`,
+      );
+      assertOnePrecondition(await runOnce(fixture.relayArgs()), /filters the rows of .*SET TABLE/);
+      await fixture.query(
+        `ALTER PUBLICATION ${publication} SET TABLE ${table} (id, aggregate_type, aggregate_id)`,
+      );
+      assertOnePrecondition(await runOnce(fixture.relayArgs()), /lists only some columns of/);
+
+      await fixture.query(`ALTER PUBLICATION ${publication} SET TABLE ${table}`);
+      await fixture.query(`ALTER TABLE ${table} RENAME TO plain_outbox`);
+      await fixture.query(
+        `CREATE TABLE ${table} (LIKE ${schema}.plain_outbox INCLUDING DEFAULTS) PARTITION BY RANGE (created_at)`,
+      );
+      await fixture.query(`ALTER PUBLICATION ${publication} SET TABLE ${table}`);
+      assertOnePrecondition(
+        await runOnce(fixture.relayArgs()),
+        /is partitioned .* SET \(publish_via_partition_root = true\)/,
+      );
+    } finally {
+      await fixture.cleanUp();
+    }
+  });
+
+  it('refuses a two_phase slot and a synchronous_standby_names that names walbox (exit 3)', async () => {
+    const fixture = await createWalFixture();
+    try {
+      await fixture.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput', false, true)", [
+        fixture.slot,
+      ]);
+      assertOnePrecondition(await runOnce(fixture.relayArgs()), /was created with two_phase/);
+      await fixture.query('SELECT pg_drop_replication_slot($1)', [fixture.slot]);
+
+      await withClient((c) =>
+        c
+          .query(`ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 (standby1, walbox)'`)
+          .then(() => c.query('SELECT pg_reload_conf()')),
+      );
+      try {
+        await waitFor(
+          async () =>
+            (
+              await fixture.query<{ s: string }>("SELECT current_setting('synchronous_standby_names') AS s")
+            )[0]?.s !== '',
+        );
+        assertOnePrecondition(
+          await runOnce(fixture.relayArgs()),
+          /synchronous_standby_names \(FIRST 1 \(standby1, walbox\)\) matches walbox's replication connection/,
+        );
+      } finally {
+        await withClient((c) =>
+          c
+            .query('ALTER SYSTEM RESET synchronous_standby_names')
+            .then(() => c.query('SELECT pg_reload_conf()')),
+        );
+      }
+    } finally {
+      await fixture.cleanUp();
+    }
+  });
+
   it('refuses a role without REPLICATION, naming the ALTER ROLE that fixes it (exit 3)', async () => {
     const fixture = await createWalFixture();
     const role = uniqueName('norepl');

@@ -18,7 +18,12 @@ import { describeStartupRefusal } from './describeStartupRefusal.js';
 import type { KafkaSecurity } from './kafkaSecurity.js';
 import { isRecordRejection, toSinkError } from './kafkaErrors.js';
 import { TopicCatalog } from './topicCatalog.js';
-import { estimateMessageBytes, estimateSingleBatchBytes, toKafkaMessage } from './toKafkaMessage.js';
+import {
+  estimateMessageBytes,
+  estimateSingleBatchBytes,
+  estimateSingleGzipBatchBytes,
+  toKafkaMessage,
+} from './toKafkaMessage.js';
 
 export interface KafkaSinkOptions {
   readonly brokers: readonly string[];
@@ -124,6 +129,10 @@ export class KafkaSink implements Sink {
         rejected.push({ record, reason: topic.reason });
         continue;
       }
+      if (record.problem !== undefined) {
+        rejected.push({ record, reason: record.problem });
+        continue;
+      }
       const badHeaders = explainBadHeaders(record.headers);
       if (badHeaders !== undefined) {
         rejected.push({ record, reason: badHeaders });
@@ -136,7 +145,9 @@ export class KafkaSink implements Sink {
     const sendable: Outgoing[] = [];
     for (const item of outgoing) {
       const limit = limits.get(item.topic) ?? Number.POSITIVE_INFINITY;
-      const size = estimateSingleBatchBytes(item.message);
+      let size = estimateSingleBatchBytes(item.message);
+      if (size > limit && this.options.compression === 'gzip')
+        size = estimateSingleGzipBatchBytes(item.message);
       if (size > limit) {
         rejected.push({
           record: item.record,

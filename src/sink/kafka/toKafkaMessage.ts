@@ -1,3 +1,5 @@
+import { gzipSync } from 'node:zlib';
+
 import type { Message } from 'kafkajs';
 
 import type { OutboxRecord } from '../../core/outboxRecord.js';
@@ -33,4 +35,22 @@ export function estimateSingleBatchBytes(message: Message): number {
 function byteLength(value: Buffer | string | null | undefined): number {
   if (value === null || value === undefined) return 0;
   return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
+}
+
+/**
+ * The size of a one-message gzip batch: the broker checks max.message.bytes against the compressed batch, so a
+ * large but compressible event fits. Only computed for events that do not fit uncompressed (rare, and costly).
+ */
+export function estimateSingleGzipBatchBytes(message: Message): number {
+  const headers = Object.entries(message.headers ?? {}).map(([name, value]) =>
+    Buffer.concat([Buffer.from(name), toBuffer(Array.isArray(value) ? value.join('') : value)]),
+  );
+  const records = Buffer.concat([toBuffer(message.key), toBuffer(message.value), ...headers]);
+  const framing = estimateMessageBytes(message) - records.length;
+  return BATCH_OVERHEAD_BYTES + framing + gzipSync(records).length;
+}
+
+function toBuffer(value: Buffer | string | null | undefined): Buffer {
+  if (value === null || value === undefined) return Buffer.alloc(0);
+  return typeof value === 'string' ? Buffer.from(value) : value;
 }

@@ -22,13 +22,14 @@ interface SlotRow {
   active: boolean;
   active_pid: number | null;
   wal_status: string | null;
+  two_phase: boolean;
 }
 
 /** The slot as pg_replication_slots shows it, or undefined when it does not exist. */
 export async function readSlot(db: pg.ClientBase | pg.Pool, slot: string): Promise<SlotState | undefined> {
   const { rows } = await db.query<SlotRow>(
     `SELECT plugin, slot_type, database, current_database() AS current_db, confirmed_flush_lsn::text,
-            active, active_pid, wal_status
+            active, active_pid, wal_status, two_phase
        FROM pg_replication_slots WHERE slot_name = $1`,
     [slot],
   );
@@ -43,6 +44,14 @@ export async function readSlot(db: pg.ClientBase | pg.Pool, slot: string): Promi
   if (row.database !== row.current_db) {
     throw new PreconditionError(
       `replication slot ${slot} belongs to database ${row.database ?? '?'}, not ${row.current_db}: choose another --slot`,
+    );
+  }
+  if (row.two_phase) {
+    // pgoutput streams a two-phase transaction at PREPARE only to clients that ask for it: to us, never.
+    throw new PreconditionError(
+      `replication slot ${slot} was created with two_phase, whose prepared transactions walbox would not ` +
+        `receive: drop it (SELECT pg_drop_replication_slot('${slot}') while no relay runs; walbox recreates it and ` +
+        'catches up from the table) or choose another --slot',
     );
   }
   return {

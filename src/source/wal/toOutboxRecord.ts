@@ -20,21 +20,31 @@ export class OutboxRelation {
     }
   }
 
-  /** The record of one INSERT; every value stays the text PostgreSQL sent. */
+  /**
+   * The record of one INSERT; every value stays the text PostgreSQL sent. A NULL where a value is needed (a
+   * column made nullable by hand) makes a record with a `problem`: it is dead-lettered, not a reason to stop.
+   */
   toRecord(tuple: readonly TupleValue[], xid: number, committedAtMs?: number): OutboxRecord {
-    const headers = this.optionalText(tuple, 'headers');
-    return {
+    const nulls: string[] = [];
+    const valueOf = (column: string): string => {
+      const value = this.optionalText(tuple, column);
+      if (value === undefined) nulls.push(column);
+      return value ?? '';
+    };
+    const record = {
       id: this.text(tuple, 'id'),
-      aggregateType: this.text(tuple, 'aggregate_type'),
-      aggregateId: this.text(tuple, 'aggregate_id'),
-      eventType: this.text(tuple, 'event_type'),
-      payload: this.text(tuple, 'payload'),
-      headers: headers ?? null,
-      createdAt: toIsoTimestamp(this.text(tuple, 'created_at')),
+      aggregateType: valueOf('aggregate_type'),
+      aggregateId: valueOf('aggregate_id'),
+      eventType: valueOf('event_type'),
+      payload: valueOf('payload'),
+      headers: this.optionalText(tuple, 'headers') ?? null,
+      createdAt: valueOf('created_at'),
       seq: this.text(tuple, 'seq'),
       xid,
       committedAtMs,
     };
+    if (nulls.length > 0) return { ...record, problem: `column ${nulls.join(', ')} is NULL` };
+    return { ...record, createdAt: toIsoTimestamp(record.createdAt) };
   }
 
   private optionalText(tuple: readonly TupleValue[], column: string): string | undefined {
@@ -49,6 +59,7 @@ export class OutboxRelation {
     return value.text;
   }
 
+  /** id and seq: the primary key and an identity column, never NULL in a table of walbox's shape. */
   private text(tuple: readonly TupleValue[], column: string): string {
     const value = this.optionalText(tuple, column);
     if (value === undefined)

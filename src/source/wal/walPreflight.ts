@@ -4,6 +4,7 @@ import { quoteIdentifier, quoteQualified } from '../../db/quoteIdentifier.js';
 import { explainPublicationProblem, readPublication } from '../../db/readPublication.js';
 import { PreconditionError } from '../../errors.js';
 import { REQUIRED_COLUMNS } from '../../outbox/outboxColumns.js';
+import { mayBecomeSynchronousStandby } from './synchronousStandbyNames.js';
 
 export interface PreflightCheck {
   readonly name: string;
@@ -17,6 +18,8 @@ export interface PreflightNames {
   readonly table: string;
   readonly publication: string;
   readonly slot: string;
+  /** The replication connection's application_name (synchronous_standby_names matches it). */
+  readonly applicationName: string;
 }
 
 type Db = pg.Pool | pg.ClientBase;
@@ -34,6 +37,7 @@ export async function runPreflight(
   if (mode === 'wal') {
     checks.push(await checkWalLevel(db));
     checks.push(await checkReplicationRole(db));
+    checks.push(await checkSynchronousStandbys(db, names.applicationName));
   }
   const table = await checkTable(db, names);
   checks.push(table);
@@ -126,6 +130,28 @@ async function checkTablePrivileges(db: Db, names: PreflightNames): Promise<Pref
         ok: false,
         detail: `the role cannot read and update ${table}: run GRANT SELECT, UPDATE ON ${table} TO current_user;`,
       };
+}
+
+async function checkSynchronousStandbys(db: Db, applicationName: string): Promise<PreflightCheck> {
+  const { rows } = await db.query<{ names: string }>(
+    "SELECT current_setting('synchronous_standby_names') AS names",
+  );
+  const setting = rows[0]?.names ?? '';
+  if (!mayBecomeSynchronousStandby(setting, applicationName)) {
+    return {
+      name: 'synchronous standbys',
+      ok: true,
+      detail: setting === '' ? 'no synchronous standbys' : `walbox is not among them (${setting})`,
+    };
+  }
+  return {
+    name: 'synchronous standbys',
+    ok: false,
+    detail:
+      `synchronous_standby_names (${setting}) matches walbox's replication connection (application_name ` +
+      `${applicationName}): commits would wait for walbox, which waits for its own commits; list the standbys ` +
+      'by name (not *), without walbox, or run walbox with another --application-name',
+  };
 }
 
 async function checkStateTable(db: Db, names: PreflightNames): Promise<PreflightCheck> {

@@ -1,6 +1,7 @@
 import { formatLsn, type Lsn } from '../../core/lsn.js';
 import { WalboxError } from '../../errors.js';
 import type { ChangeStream, RelayLogger, StreamItem } from '../../core/ports.js';
+import { DecodeError } from './pgoutput/decodeError.js';
 import type { PgoutputMessage } from './pgoutput/pgoutputMessage.js';
 import { toUnixMs } from './pgoutput/standbyStatus.js';
 import { ReplicationStream } from './replicationStream.js';
@@ -10,6 +11,8 @@ export interface WalSourceOptions {
   readonly databaseUrl: string;
   readonly slot: string;
   readonly publication: string;
+  /** Of the replication connection: what pg_stat_replication and synchronous_standby_names see. */
+  readonly applicationName: string;
   readonly schema: string;
   readonly table: string;
   /** The slot's confirmed_flush_lsn at start: status updates never report less. */
@@ -71,7 +74,7 @@ export class WalSource implements ChangeStream {
       databaseUrl: options.databaseUrl,
       slot: options.slot,
       publication: options.publication,
-      applicationName: 'walbox',
+      applicationName: options.applicationName,
     });
   }
 
@@ -224,13 +227,27 @@ export class WalSource implements ChangeStream {
         if (relation === undefined) {
           this.fail(new Error(`INSERT for relation ${message.relationId} before its Relation message`));
         } else if (relation !== null) {
-          this.push({
-            kind: 'record',
-            record: relation.toRecord(message.tuple, this.xid, this.commitTimeMs),
-          });
+          // This runs in the socket's listener: a throw here would be uncaught.
+          try {
+            this.push({
+              kind: 'record',
+              record: relation.toRecord(message.tuple, this.xid, this.commitTimeMs),
+            });
+          } catch (error) {
+            this.fail(error as Error);
+          }
         }
         return;
       }
+      case 'unknown':
+        // A message we cannot read may carry (or change how to read) outbox rows: skipping it could lose events.
+        this.fail(
+          new DecodeError(
+            `unknown pgoutput message type 0x${message.byte.toString(16).padStart(2, '0')} from the server: ` +
+              'walbox does not understand this PostgreSQL version or plugin option; please report it',
+          ),
+        );
+        return;
       default:
         // Updates, deletes, truncates, types, origins and messages carry no outbox events.
         return;
