@@ -35,7 +35,19 @@ export async function publishRecords(
   deps: DeliveryDeps,
 ): Promise<PublishedBatch> {
   if (records.length === 0) return { published: [], rejected: [], skipped };
-  const { rejected } = await retryUntilDone('publish to Kafka', () => deps.sink.publish(records), deps.retry);
+  let toSend = records;
+  let attempts = 0;
+  const { rejected } = await retryUntilDone(
+    'publish to Kafka',
+    async () => {
+      // Between attempts an operator may have dead-lettered an event that cannot go (walbox dlq skip): leave it
+      // out, so that one event's topic problem does not hold up the stream until a restart.
+      if (attempts++ > 0) toSend = await findUndelivered(toSend, deps);
+      return toSend.length === 0 ? { rejected: [] } : deps.sink.publish(toSend);
+    },
+    deps.retry,
+  );
+  skipped += records.length - toSend.length;
   for (const { record, reason } of rejected) {
     deps.retry.logger.error(
       { event_id: record.id, event_type: record.eventType, aggregate_id: record.aggregateId, reason },
@@ -50,7 +62,7 @@ export async function publishRecords(
     );
   }
   const rejectedIds = new Set(rejected.map((r) => r.record.id));
-  const published = records.filter((r) => !rejectedIds.has(r.id));
+  const published = toSend.filter((r) => !rejectedIds.has(r.id));
   deps.retry.observer.published?.(published);
   return { published, rejected, skipped };
 }

@@ -123,3 +123,27 @@ export async function purgeDeadLetters(
   );
   return rows.map((r) => r.id);
 }
+
+/** Why a row was dead-lettered by `walbox dlq skip`. */
+export const SKIPPED_BY_OPERATOR = 'skipped by an operator (walbox dlq skip)';
+
+/**
+ * Dead-letters pending rows by hand: the way out when one event cannot be published (its topic is missing or
+ * denied) and holds up the stream. A relay retrying it sees the row dead-lettered and goes on; `dlq retry`
+ * re-delivers it once the topic is fixed. Returns the ids skipped.
+ */
+export async function skipPendingRows(
+  db: Db,
+  schema: string,
+  table: string,
+  ids: readonly string[],
+): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `UPDATE ${quoteQualified(schema, table)}
+        SET dead_lettered_at = now(), last_error = $2
+      WHERE id = ANY($1::uuid[]) AND processed_at IS NULL AND dead_lettered_at IS NULL
+      RETURNING id::text AS id`,
+    [ids, SKIPPED_BY_OPERATOR],
+  );
+  return rows.map((r) => r.id);
+}

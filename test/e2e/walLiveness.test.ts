@@ -6,7 +6,8 @@ import pg from 'pg';
 import { writeOrders, type WrittenEvent } from '../support/outboxWriter.js';
 import { assertAllDelivered } from '../support/deliveryReport.js';
 import type { RelayProcess } from '../support/relayProcess.js';
-import { countProcessed, withRelaySetup } from '../support/relaySetup.js';
+import { countProcessed, withRelaySetup, type RelaySetup } from '../support/relaySetup.js';
+import { runCli } from '../support/runCli.js';
 import { restartPostgres, startBroker, stopBroker } from '../support/stackControl.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { withClient } from '../support/testDatabase.js';
@@ -33,6 +34,11 @@ function withPort(url: string, port: number): string {
 
 function databasePort(url: string): number {
   return Number(new URL(url).port);
+}
+
+/** The flags `walbox dlq` needs for the setup's outbox. */
+function dlqArgs(setup: RelaySetup): string[] {
+  return ['--database-url', setup.fixture.databaseUrl, '--schema', setup.fixture.schema];
 }
 
 /** The relay's exit, or 'hung' when it is still running after `ms`. */
@@ -288,5 +294,33 @@ describe('WAL mode liveness under faults', () => {
       },
       { topic: { config: { 'max.message.bytes': '20000' } } },
     );
+  });
+  it('an event whose topic is missing holds up the stream until an operator skips it, without a restart', async (t) => {
+    await withRelaySetup(async (setup) => {
+      const relay = setup.startRelay();
+      await relay.waitForLine(STREAMING);
+      // No topic for aggregate type "invoice": its event is retried, and everything behind it waits (order).
+      const [stuck] = await setup.fixture.query<{ id: string }>(
+        `INSERT INTO ${setup.table} (aggregate_type, aggregate_id, event_type, payload)
+         VALUES ('invoice', 'i-1', 'created', '{}') RETURNING id::text`,
+      );
+      const behind = await writeOrders(setup.fixture.schema, 10, 2);
+      await relay.waitForLine(/does not exist.*publish to Kafka failed; retrying/);
+      assert.equal(await countProcessed(setup.fixture), 0, 'nothing overtakes the stuck event');
+      const skippedAt = Date.now();
+      const skip = await runCli(['dlq', 'skip', stuck?.id ?? '', ...dlqArgs(setup)]);
+      assert.equal(skip.code, 0, skip.stderr);
+      await assertAllDelivered(setup, behind.committed, 0);
+      t.diagnostic(`the stream went on ${Date.now() - skippedAt} ms after walbox dlq skip`);
+      const rows = await setup.fixture.query<{ dead: boolean; last_error: string | null }>(
+        `SELECT dead_lettered_at IS NOT NULL AS dead, last_error FROM ${setup.table} WHERE id = $1`,
+        [stuck?.id],
+      );
+      assert.deepEqual(rows, [{ dead: true, last_error: 'skipped by an operator (walbox dlq skip)' }]);
+      assert.equal(relay.child.exitCode, null, 'the same relay process went on');
+      const again = await runCli(['dlq', 'skip', stuck?.id ?? '', ...dlqArgs(setup)]);
+      assert.equal(again.code, 3, 'an event that is not pending cannot be skipped');
+      assert.match(again.stderr, /not pending/);
+    });
   });
 });

@@ -7,6 +7,7 @@ import {
   markRedelivered,
   purgeDeadLetters,
   recordRedeliveryFailure,
+  skipPendingRows,
   type DeadLetterSelection,
 } from '../../db/deadLetters.js';
 import { ConfigError } from '../../errors.js';
@@ -19,7 +20,7 @@ import { EXIT } from '../exitCodeFor.js';
 import { formatDeadLetterLine } from '../formatDeadLetterLine.js';
 import { SILENT_LOGGER } from '../silentLogger.js';
 
-type DlqAction = 'list' | 'retry' | 'purge';
+type DlqAction = 'list' | 'retry' | 'purge' | 'skip';
 
 interface DlqArgs {
   action?: DlqAction;
@@ -36,10 +37,10 @@ const RETRY_CHUNK = 500;
 export const dlqCommand: CommandModule<object, DlqArgs> = {
   command: 'dlq <action> [ids..]',
   describe:
-    'list dead letters, re-deliver them to Kafka (retry <id…> | --all), or delete them (purge <id…> | --all)',
+    'list dead letters, re-deliver them to Kafka (retry <id…> | --all), delete them (purge <id…> | --all), or dead-letter pending events that hold up the relay (skip <id…>)',
   builder: (yargs: Argv) =>
     addConfigOptions(yargs, 'dlq')
-      .positional('action', { choices: ['list', 'retry', 'purge'] as const, demandOption: true })
+      .positional('action', { choices: ['list', 'retry', 'purge', 'skip'] as const, demandOption: true })
       .positional('ids', { type: 'string', array: true, description: 'event ids (uuid)' })
       .option('all', { type: 'boolean', description: 'retry or purge every dead letter' })
       .option('limit', { type: 'number', description: 'list: at most this many [default 100]' })
@@ -54,6 +55,7 @@ export const dlqCommand: CommandModule<object, DlqArgs> = {
       );
       if (action === 'list') return listCommand(config, argv);
       const selection = readSelection(action, argv);
+      if (action === 'skip') return skipCommand(config, selection);
       return action === 'retry' ? retryCommand(config, selection) : purgeCommand(config, selection);
     }),
 };
@@ -142,6 +144,23 @@ async function retryCommand(config: RelayConfig, selection: DeadLetterSelection)
   );
   if (failed > 0) return EXIT.RUNTIME_FAILURE;
   return reportMissing(selection, tried);
+}
+
+async function skipCommand(config: RelayConfig, selection: DeadLetterSelection): Promise<number> {
+  // Skipping every pending event would stop delivery wholesale: only named events.
+  if ('all' in selection) throw new ConfigError('dlq skip: name the event ids; --all is not accepted');
+  const skipped = await withCommandDatabase(config, 'dlq', (client) =>
+    skipPendingRows(client, config.schema, config.table, selection.ids),
+  );
+  process.stdout.write(
+    `walbox dlq: dead-lettered ${String(skipped.length)} pending events (walbox dlq retry re-delivers them)\n`,
+  );
+  const missing = selection.ids.filter((id) => !skipped.includes(id.toLowerCase()));
+  if (missing.length === 0) return EXIT.OK;
+  process.stderr.write(
+    `walbox dlq: not pending (unknown, processed or dead-lettered): ${missing.join(', ')}\n`,
+  );
+  return EXIT.PRECONDITION;
 }
 
 async function purgeCommand(config: RelayConfig, selection: DeadLetterSelection): Promise<number> {
