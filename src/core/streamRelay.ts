@@ -1,6 +1,7 @@
 import { AckTracker } from './ackTracker.js';
 import { findUndelivered, markDelivered, publishRecords, type DeliveryDeps } from './deliverBatch.js';
 import type { Lsn } from './lsn.js';
+import { countRecordBytes, MAX_BATCH_BYTES } from './maxBatchBytes.js';
 import type { OutboxRecord } from './outboxRecord.js';
 import type { ChangeStream, OutboxStore, RelayLogger, RelayObserver, Sink, Sleep } from './ports.js';
 import type { RetryPolicy } from './retryUntilDone.js';
@@ -42,6 +43,7 @@ const MAX_BATCHES_IN_FLIGHT = 3;
 export class StreamRelay {
   private readonly tracker: AckTracker;
   private readonly batch: BatchEntry[] = [];
+  private batchBytes = 0;
   private lastConfirmed: Lsn;
   private openTransaction: number | undefined;
   /** Completion of each batch still in the pipeline, oldest first. */
@@ -96,7 +98,9 @@ export class StreamRelay {
           const transaction = this.requireOpenTransaction();
           this.tracker.addEvent(transaction);
           this.batch.push({ record: item.record, transaction });
-          if (this.batch.length >= this.options.batchSize) await this.flush(signal);
+          this.batchBytes += countRecordBytes(item.record);
+          if (this.batch.length >= this.options.batchSize || this.batchBytes >= MAX_BATCH_BYTES)
+            await this.flush(signal);
           break;
         }
         case 'commit':
@@ -130,6 +134,7 @@ export class StreamRelay {
     this.throwIfFailed();
     this.deps.observer?.inFlight?.(this.tracker.inFlightEvents());
     const entries = this.batch.splice(0);
+    this.batchBytes = 0;
     const records = entries.map((e) => e.record);
     const deps: DeliveryDeps = {
       sink: this.deps.sink,

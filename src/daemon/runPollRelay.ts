@@ -8,7 +8,13 @@ import { sleep } from './sleep.js';
 /** Poll mode: the claim-publish-mark loop, woken by NOTIFY (when the trigger is installed) or the interval. */
 export async function runPollRelay(context: RelayContext): Promise<void> {
   const { config, logger } = context;
-  const pool = createPool(context.databaseUrl, { applicationName: 'walbox poll', max: 2, logger });
+  // Timeouts on every query: a half-open connection must fail (and be replaced), not hang the loop forever.
+  const pool = createPool(context.databaseUrl, {
+    applicationName: 'walbox poll',
+    max: 2,
+    logger,
+    timeoutMs: config.databaseTimeoutMs,
+  });
   const relay = new PollRelay(
     { pool, sink: context.sink, logger, observer: context.observer, sleep },
     {

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 import type { OutboxRecord } from '../core/outboxRecord.js';
-import { selectOutboxRow, toRecord, type OutboxRow } from './outboxRowQuery.js';
+import { MAX_BATCH_BYTES, selectOutboxRowsWithinBytes, toRecord, type OutboxRow } from './outboxRowQuery.js';
 import { quoteQualified } from './quoteIdentifier.js';
 
 type Db = pg.ClientBase | pg.Pool;
@@ -67,17 +67,28 @@ export async function listDeadLetters(
   }));
 }
 
-/** Dead-lettered rows as records, in seq order, locked until the transaction ends (two retries never race). */
+/**
+ * Dead-lettered rows as records, in seq order, locked until the transaction ends (two retries never race); at
+ * most `limit` rows and MAX_BATCH_BYTES of payload (the first row always), leaving out the ids in `exclude`.
+ */
 export async function lockDeadLetters(
   client: pg.ClientBase,
   schema: string,
   table: string,
   selection: DeadLetterSelection,
   limit: number,
+  exclude: readonly string[] = [],
 ): Promise<OutboxRecord[]> {
-  const { sql, values } = where(selection);
+  const selected = where(selection);
+  const values = [...selected.values, exclude];
+  const sql = `${selected.sql} AND NOT (o.id = ANY($${String(values.length)}::uuid[]))`;
   const { rows } = await client.query<OutboxRow>(
-    `${selectOutboxRow(schema, table)} WHERE ${sql} ORDER BY o.seq LIMIT ${String(limit)} FOR UPDATE OF o`,
+    selectOutboxRowsWithinBytes(schema, table, {
+      where: sql,
+      limit: String(limit),
+      maxBytes: String(MAX_BATCH_BYTES),
+      forUpdate: true,
+    }),
     values,
   );
   return rows.map(toRecord);

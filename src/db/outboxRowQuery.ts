@@ -26,6 +26,32 @@ export function selectOutboxRow(schema: string, table: string): string {
             FROM ${quoteQualified(schema, table)} AS o`;
 }
 
+export { MAX_BATCH_BYTES } from '../core/maxBatchBytes.js';
+
+/**
+ * Like selectOutboxRow, for the rows matching `where` in seq order, at most `limit` of them, cut where their
+ * payloads and headers pass `maxBytes` (SQL expressions, usually parameters). The cut is made by the server,
+ * so the rows left out never reach us. `forUpdate` locks the rows considered.
+ */
+export function selectOutboxRowsWithinBytes(
+  schema: string,
+  table: string,
+  options: { where: string; limit: string; maxBytes: string; forUpdate?: boolean },
+): string {
+  return `SELECT id, aggregate_type, aggregate_id, event_type, payload, headers, created_at, seq
+    FROM (SELECT r.*, sum(r.bytes) OVER (ORDER BY r.seq_order) AS running
+            FROM (SELECT o.id::text AS id, o.aggregate_type, o.aggregate_id, o.event_type, x.payload, x.headers,
+                         o.created_at::text AS created_at, o.seq::text AS seq, o.seq AS seq_order,
+                         octet_length(x.payload) + coalesce(octet_length(x.headers), 0) AS bytes
+                    FROM ${quoteQualified(schema, table)} AS o,
+                         LATERAL (SELECT o.payload::text AS payload, o.headers::text AS headers) AS x
+                   WHERE ${options.where}
+                   ORDER BY o.seq
+                   LIMIT ${options.limit}${options.forUpdate === true ? '\n                     FOR UPDATE OF o' : ''}) AS r) AS w
+   WHERE w.running - w.bytes < ${options.maxBytes}
+   ORDER BY w.seq_order`;
+}
+
 export function toRecord(row: OutboxRow): OutboxRecord {
   return {
     id: row.id,

@@ -203,20 +203,58 @@ const scenarios: Scenario[] = [
     maxDuplicates: (mode) => window(mode),
   },
   {
-    name: 'a second WAL relay on the same slot, then the first killed',
+    name: 'a standby relay on the same slot holds no walsenders, then the active one killed',
     modes: ['wal'],
-    inCi: false,
+    inCi: true,
     inject: async (context) => {
-      // The second relay must wait for the slot (never stream alongside), and take over when the first dies.
-      const second = context.setup.startRelay('--mode', 'wal');
-      await pause(4_000);
+      // The standby must wait for the slot (never stream alongside), keep no walsender between its attempts,
+      // and take over when the active relay dies.
+      const walsenders = async (): Promise<number> =>
+        Number(
+          (
+            await context.setup.fixture.query<{ n: string }>(
+              "SELECT count(*) AS n FROM pg_stat_activity WHERE backend_type = 'walsender'",
+            )
+          )[0]?.n,
+        );
+      const baseline = await walsenders();
+      const second = context.setup.startRelay('--mode', 'wal', '--retry-backoff-max', '1s');
+      let most = baseline;
+      const until = Date.now() + 8_000;
+      while (Date.now() < until) {
+        most = Math.max(most, await walsenders());
+        await pause(200);
+      }
       assert.equal(second.lines.filter((l) => /streaming from the replication slot/.test(l)).length, 0);
+      assert.ok(
+        most <= baseline + 1,
+        `walsenders ${String(baseline)} → ${String(most)} while the standby waits`,
+      );
       context.relay().child.kill('SIGKILL');
       await second.waitForLine(/streaming from the replication slot/, 120_000);
       context.adopt(second);
       return 1;
     },
     maxDuplicates: (mode) => window(mode),
+  },
+  {
+    name: 'Postgres fast shutdown while events wait for a stopped broker',
+    modes: ['wal'],
+    inCi: true,
+    inject: async () => {
+      await pause(3_000);
+      await stopBroker();
+      try {
+        // Events pile up published-but-unacked; the walsender of a stopping server then waits for the relay,
+        // which lets go (pg_ctl -t 60 fails the scenario if it does not).
+        await pause(4_000);
+        await restartPostgres('fast');
+      } finally {
+        await startBroker();
+      }
+      return 1;
+    },
+    maxDuplicates: (mode) => 3 * window(mode),
   },
   {
     name: 'a column added to the outbox table while streaming',

@@ -106,9 +106,9 @@ async function retryCommand(config: RelayConfig, selection: DeadLetterSelection)
       for (;;) {
         await client.query('BEGIN');
         try {
-          const records = (
-            await lockDeadLetters(client, config.schema, config.table, selection, RETRY_CHUNK + tried.size)
-          ).filter((r) => !tried.has(r.id));
+          const records = await lockDeadLetters(client, config.schema, config.table, selection, RETRY_CHUNK, [
+            ...tried,
+          ]);
           if (records.length === 0) {
             await client.query('COMMIT');
             return;

@@ -1,7 +1,12 @@
 import pg from 'pg';
 
 import type { OutboxRecord } from '../../core/outboxRecord.js';
-import { selectOutboxRow, toRecord, type OutboxRow } from '../../db/outboxRowQuery.js';
+import {
+  MAX_BATCH_BYTES,
+  selectOutboxRowsWithinBytes,
+  toRecord,
+  type OutboxRow,
+} from '../../db/outboxRowQuery.js';
 import { toPgClientConfig } from '../../db/pgClientConfig.js';
 
 export interface DrainPendingRowsOptions {
@@ -34,17 +39,18 @@ export async function drainPendingRows(options: DrainPendingRowsOptions): Promis
       // SET TRANSACTION SNAPSHOT takes no bind parameters; the name comes from the server and is quoted anyway.
       await client.query(`SET TRANSACTION SNAPSHOT ${pg.escapeLiteral(options.snapshotName)}`);
     }
-    const query = `${selectOutboxRow(options.schema, options.table)}
-                    WHERE o.processed_at IS NULL AND o.dead_lettered_at IS NULL AND o.seq > $1
-                    ORDER BY o.seq LIMIT $2`;
+    const query = selectOutboxRowsWithinBytes(options.schema, options.table, {
+      where: 'o.processed_at IS NULL AND o.dead_lettered_at IS NULL AND o.seq > $1',
+      limit: '$2',
+      maxBytes: '$3',
+    });
     let after = '0';
     while (!options.shouldStop()) {
-      const { rows } = await client.query<OutboxRow>(query, [after, options.batchSize]);
+      const { rows } = await client.query<OutboxRow>(query, [after, options.batchSize, MAX_BATCH_BYTES]);
       if (rows.length === 0) break;
       await options.deliver(rows.map(toRecord));
       total += rows.length;
       after = rows.at(-1)?.seq ?? after;
-      if (rows.length < options.batchSize) break;
     }
     await client.query('COMMIT');
     return total;

@@ -1,5 +1,5 @@
 import { quoteQualified } from '../../db/quoteIdentifier.js';
-import { selectOutboxRow } from '../../db/outboxRowQuery.js';
+import { selectOutboxRowsWithinBytes } from '../../db/outboxRowQuery.js';
 
 /** SQL of the poll relay for one outbox table; every value is a bound parameter. */
 export interface PollQueries {
@@ -7,7 +7,7 @@ export interface PollQueries {
   readonly claimHeads: string;
   /** $1 aggregate types, $2 aggregate ids, $3 limit: lock the first pending rows of those aggregates. */
   readonly claimFollowers: string;
-  /** $1 ids: the full rows, in seq order. */
+  /** $1 ids, $2 max bytes: the full rows, in seq order, cut where their payloads pass $2. */
   readonly selectRows: string;
   /** $1 ids. */
   readonly markProcessed: string;
@@ -63,7 +63,11 @@ export function buildPollQueries(schema: string, table: string): PollQueries {
        ORDER BY o.seq
        LIMIT $3
          FOR UPDATE OF o`,
-    selectRows: `${selectOutboxRow(schema, table)} WHERE o.id = ANY($1::uuid[]) ORDER BY o.seq`,
+    selectRows: selectOutboxRowsWithinBytes(schema, table, {
+      where: 'o.id = ANY($1::uuid[])',
+      limit: 'cardinality($1::uuid[])',
+      maxBytes: '$2',
+    }),
     anyWaiting: `SELECT EXISTS (SELECT 1 FROM ${t} AS o WHERE ${pending} AND o.retry_after > now()) AS waiting`,
     markProcessed: `UPDATE ${t} SET processed_at = now() WHERE id = ANY($1::uuid[])`,
     recordFailure: `

@@ -5,7 +5,7 @@ import type { RelayLogger, RelayObserver, Sink, Sleep } from '../../core/ports.j
 import { isTransactionConflict, isTransientConnectionError } from '../../db/sqlState.js';
 import { isRetriable, toError } from '../../errors.js';
 import type { OutboxRow } from '../../db/outboxRowQuery.js';
-import { toRecord } from '../../db/outboxRowQuery.js';
+import { MAX_BATCH_BYTES, toRecord } from '../../db/outboxRowQuery.js';
 import { buildPollQueries, type PollQueries } from './pollQueries.js';
 
 export interface PollRelayOptions {
@@ -68,9 +68,9 @@ export class PollRelay {
     let outageDelay = this.options.retryBackoffInitialMs;
     let failing = false;
     while (!stop.aborted) {
-      let claimed: number;
+      let full: boolean;
       try {
-        claimed = await this.pollOnce();
+        full = await this.pollOnce();
         if (failing) {
           failing = false;
           this.deps.observer.recovered?.({ step: 'poll' });
@@ -96,7 +96,7 @@ export class PollRelay {
         continue;
       }
       // A full batch means more is waiting: poll again at once.
-      if (claimed >= this.options.batchSize) continue;
+      if (full) continue;
       await this.waitForWork(stop);
     }
   }
@@ -115,15 +115,15 @@ export class PollRelay {
     });
   }
 
-  /** One claim-publish-mark transaction; returns how many rows it claimed. */
-  private async pollOnce(): Promise<number> {
+  /** One claim-publish-mark transaction; true when the batch was full (more is likely waiting). */
+  private async pollOnce(): Promise<boolean> {
     const client = await this.deps.pool.connect();
     let broken = false;
     try {
       // Explicitly READ COMMITTED: under a default of REPEATABLE READ or SERIALIZABLE, SKIP LOCKED claims fail
       // with 40001 as soon as another relay commits.
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      const records = await this.claim(client);
+      const { records, full } = await this.claim(client);
       const delivered = records.length === 0 || (await this.deliver(client, records));
       // Rows waiting for a retry keep a failed publish failing, whatever else goes through (other topics, empty
       // polls): only when none is left waiting (delivered, dead-lettered or re-driven) is it recovered.
@@ -132,22 +132,25 @@ export class PollRelay {
         (await client.query<{ waiting: boolean }>(this.queries.anyWaiting)).rows[0]?.waiting === true;
       await client.query('COMMIT');
       if (!waiting) this.deps.observer.recovered?.({ step: 'publish to Kafka' });
-      return records.length;
+      return full;
     } catch (error) {
       broken = isTransientConnectionError(error);
-      await client.query('ROLLBACK').catch(() => undefined);
+      // A broken connection (or one whose query timed out) is destroyed, which rolls back on the server; a
+      // ROLLBACK sent on it could wait forever behind the unanswered query.
+      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
       client.release(broken);
     }
   }
 
-  private async claim(client: pg.PoolClient): Promise<OutboxRecord[]> {
+  /** The rows to deliver now; `full` when the batch was cut (by count or bytes), so more may be due. */
+  private async claim(client: pg.PoolClient): Promise<{ records: OutboxRecord[]; full: boolean }> {
     const { batchSize } = this.options;
     const heads = (
       await client.query<Claimed>(this.queries.claimHeads, [batchSize * WINDOW_FACTOR, batchSize])
     ).rows;
-    if (heads.length === 0) return [];
+    if (heads.length === 0) return { records: [], full: false };
     const followers = (
       await client.query<Claimed>(this.queries.claimFollowers, [
         heads.map((h) => h.aggregate_type),
@@ -156,8 +159,8 @@ export class PollRelay {
       ])
     ).rows;
     const chosen = choosePrefix(heads, followers, batchSize);
-    const { rows } = await client.query<OutboxRow>(this.queries.selectRows, [chosen]);
-    return rows.map(toRecord);
+    const { rows } = await client.query<OutboxRow>(this.queries.selectRows, [chosen, MAX_BATCH_BYTES]);
+    return { records: rows.map(toRecord), full: chosen.length >= batchSize || rows.length < chosen.length };
   }
 
   /** Publishes and marks `records`; false when some of them failed and wait for a retry. */

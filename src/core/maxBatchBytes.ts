@@ -1,0 +1,15 @@
+/**
+ * Payload and header bytes one batch may hold, in both modes (the first event always goes, however large): a
+ * few large events must not take the heap, whatever --batch-size says.
+ */
+export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
+
+/** The bytes of an event that a batch bound counts: payload and headers text. */
+export function countRecordBytes(record: {
+  readonly payload: string;
+  readonly headers: string | null;
+}): number {
+  return (
+    Buffer.byteLength(record.payload) + (record.headers === null ? 0 : Buffer.byteLength(record.headers))
+  );
+}
