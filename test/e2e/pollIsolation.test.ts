@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import pg from 'pg';
 
 import { withRelaySetup, type RelaySetup } from '../support/relaySetup.js';
+import { runCli } from '../support/runCli.js';
 import { withClient } from '../support/testDatabase.js';
 import { findFreePort, uniqueName } from '../support/testEnv.js';
 import { waitFor } from '../support/waitFor.js';
@@ -91,6 +92,22 @@ describe('poll mode failure isolation', () => {
       const topic = await setup.reader();
       await topic.waitForIds(orders.map((r) => r.id));
       assert.equal(topic.messages.length, 40, 'each order event once');
+    });
+  });
+
+  it('refuses to start with a --dlq-topic that does not exist (exit 3, one line)', async () => {
+    await withRelaySetup(async (setup) => {
+      const missing = `${setup.fixture.topicPrefix}.no-such-dlq`;
+      const result = await runCli([
+        'run',
+        ...setup.fixture.relayArgs('--mode', 'poll', '--dlq-topic', missing),
+      ]);
+      assert.equal(result.code, 3, result.stderr);
+      assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+      assert.match(
+        result.stderr,
+        /--dlq-topic \S+: the topic does not exist: create it, or run walbox with --create-topics/,
+      );
     });
   });
 

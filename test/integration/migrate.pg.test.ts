@@ -170,7 +170,7 @@ describe('walbox migrate', () => {
       );
       return Number(rows[0]?.n);
     });
-    assert.equal(count, 4);
+    assert.equal(count, 5);
   });
 
   it('is safe to run concurrently: every run succeeds, each migration is applied once', async () => {
@@ -188,7 +188,7 @@ describe('walbox migrate', () => {
       );
       assert.deepEqual(
         rows.map((r) => r.id),
-        [1, 2, 3, 4],
+        [1, 2, 3, 4, 5],
       );
     });
   });

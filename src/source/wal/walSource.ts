@@ -273,7 +273,7 @@ export class WalSource implements ChangeStream {
     // the position moves.
     this.replyWanted = true;
     this.sendStatus();
-    if (walEnd > this.reported && this.isAskedWithoutPause()) {
+    if (walEnd > this.reported && this.isAskedAgainAndAgain()) {
       // A walsender in a fast shutdown waits until our flush position reaches what it sent, asking again at
       // every reply. The events in flight need the database to be marked, which a stopping server refuses:
       // holding on would hold the shutdown forever. Let go; they come again from the slot after the restart.
@@ -287,7 +287,7 @@ export class WalSource implements ChangeStream {
   }
 
   /** True when the last SHUTDOWN_REPLY_REQUESTS reply requests came within one second. */
-  private isAskedWithoutPause(): boolean {
+  private isAskedAgainAndAgain(): boolean {
     const now = Date.now();
     this.replyRequests.push(now);
     if (this.replyRequests.length > SHUTDOWN_REPLY_REQUESTS) this.replyRequests.shift();
