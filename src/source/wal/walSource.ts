@@ -62,6 +62,7 @@ export class WalSource implements ChangeStream {
   private timer: NodeJS.Timeout | undefined;
   private readonly stream: ReplicationStream;
   private lastReceivedAt = Date.now();
+  private lastStatusAt = 0;
   /** When the last SHUTDOWN_REPLY_REQUESTS reply requests arrived, oldest first. */
   private readonly replyRequests: number[] = [];
   private abandoned = false;
@@ -197,8 +198,6 @@ export class WalSource implements ChangeStream {
       this.reporting = false;
     }
   }
-
-  private lastStatusAt = 0;
 
   private sendStatus(): void {
     this.lastStatusAt = Date.now();
