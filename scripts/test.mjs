@@ -1,15 +1,44 @@
 #!/usr/bin/env node
 // The test runner behind `npm test`: compile, start the stack unless TEST_DATABASE_URL and TEST_KAFKA_BROKERS
-// point at running services, run one `node --test` over the compiled tests, stop the stack.
-// Flags: --unit (unit tests only, no services), a path filter (e.g. `node scripts/test.mjs migrate`).
+// point at running services, run one `node --test` over the compiled tests on the main PostgreSQL version
+// (TEST_PG_VERSION, default 15), then the compatibility subset on each other supported version (the same broker,
+// a private cluster per version), stop the stack.
+// Flags: --unit (unit tests only, no services), --pg=16,17 (the versions of the subset; --pg= for none),
+// a path filter (e.g. `node scripts/test.mjs migrate`).
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-import { ROOT, stackEnv, startStack, stopStack } from './stack/stack.mjs';
+import { PG_VERSIONS, defaultPgVersion, startPostgres, stopPostgres } from './stack/postgres.mjs';
+import { ROOT, findFreePort, stackEnv, startStack, stopStack } from './stack/stack.mjs';
+
+/**
+ * What every supported version runs besides the main one: decoding, migrations, the outbox store, both modes
+ * end to end, the preflight refusals, and the primary failover scenario of that version.
+ */
+const COMPATIBILITY_SUBSET = [
+  'integration/pgoutputSlot.pg.test.js',
+  'integration/migrate.pg.test.js',
+  'integration/pgOutboxStore.pg.test.js',
+  'e2e/walMode.test.js',
+  'e2e/pollMode.test.js',
+  'e2e/walPreflight.test.js',
+  'faults/failover.test.js',
+];
 
 const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
+const mainVersion = defaultPgVersion();
+const pgFlag = args.find((a) => a.startsWith('--pg='));
+const otherVersions = (
+  pgFlag === undefined ? PG_VERSIONS : pgFlag.slice('--pg='.length).split(',').filter(Boolean)
+).filter((v) => v !== mainVersion);
+for (const version of otherVersions) {
+  if (!PG_VERSIONS.includes(version)) {
+    console.error(`test: --pg=${version}: supported versions are ${PG_VERSIONS.join(', ')}`);
+    process.exit(2);
+  }
+}
 const filters = args.filter((a) => !a.startsWith('--'));
 const BUILD = join(ROOT, 'build');
 const STATE_DIR = join(ROOT, '.stack', `test-${process.pid}`);
@@ -79,13 +108,60 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
+function runTests(testFiles, testEnv) {
+  const child = spawn(
+    process.execPath,
+    ['--test', '--test-reporter=spec', '--test-concurrency=1', ...testFiles],
+    { cwd: ROOT, env: testEnv, stdio: 'inherit' },
+  );
+  return new Promise((resolveCode) => child.on('exit', (c, s) => resolveCode(c ?? (s ? 1 : 0))));
+}
+
+/** The compatibility subset on PostgreSQL `version`: its own cluster, the stack's broker, a state file for both. */
+async function runOnVersion(version, subset) {
+  if (!env.TEST_STACK_STATE) {
+    log(
+      `PostgreSQL ${version}: NOT RUN: the subset needs TEST_STACK_STATE (a stack started by npm run stack)`,
+    );
+    return 1;
+  }
+  const versionStarted = Date.now();
+  const postgres = startPostgres({ port: await findFreePort(), log, version });
+  const stateDir = join(STATE_DIR, `pg${version}`);
+  try {
+    mkdirSync(stateDir, { recursive: true });
+    const state = { ...JSON.parse(readFileSync(env.TEST_STACK_STATE, 'utf8')), postgres };
+    writeFileSync(join(stateDir, 'state.json'), JSON.stringify(state, null, 2));
+    log(`PostgreSQL ${version}: ${subset.length} files of the compatibility subset`);
+    const code = await runTests(subset, {
+      ...env,
+      TEST_PG_VERSION: version,
+      TEST_DATABASE_URL: postgres.url,
+      TEST_STACK_STATE: join(stateDir, 'state.json'),
+    });
+    log(
+      `PostgreSQL ${version}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${((Date.now() - versionStarted) / 1000).toFixed(1)}s`,
+    );
+    return code;
+  } finally {
+    stopPostgres(postgres);
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
 const testsStarted = Date.now();
-const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=1', ...files], {
-  cwd: ROOT,
-  env,
-  stdio: 'inherit',
-});
-const code = await new Promise((resolveCode) => child.on('exit', (c, s) => resolveCode(c ?? (s ? 1 : 0))));
+log(`PostgreSQL ${mainVersion}: ${files.length} files`);
+let code = await runTests(files, { ...env, TEST_PG_VERSION: mainVersion });
+const subset = files.filter((f) => COMPATIBILITY_SUBSET.some((c) => relative(BUILD, f) === join('test', c)));
+if (needsServices && subset.length > 0) {
+  for (const version of otherVersions) {
+    const versionCode = await runOnVersion(version, subset).catch((error) => {
+      log(`PostgreSQL ${version}: could not run: ${error.message}`);
+      return 1;
+    });
+    if (code === 0) code = versionCode;
+  }
+}
 await cleanUp();
 log(
   `tests took ${((Date.now() - testsStarted) / 1000).toFixed(1)}s; whole run ${((Date.now() - started) / 1000).toFixed(1)}s`,

@@ -9,7 +9,7 @@ import { ROOT } from './stack/stack.mjs';
 
 const results = join(tmpdir(), `walbox-faults-${process.pid}.md`);
 rmSync(results, { force: true });
-rmSync(`${results}.broken`, { force: true });
+for (const extra of ['broken', 'failover', 'takeover']) rmSync(`${results}.${extra}`, { force: true });
 const run = spawnSync(process.execPath, [join(ROOT, 'scripts', 'test.mjs'), 'faults'], {
   cwd: ROOT,
   stdio: 'inherit',
@@ -25,6 +25,8 @@ const read = (file) => {
 const rows = read(results);
 // The proof that the checker can fail: a relay broken on purpose (test-only preload) must lose events.
 const broken = read(`${results}.broken`);
+// Primary failover on every supported PostgreSQL version (test/faults/failover.test.ts), with its timing.
+const failover = read(`${results}.failover`);
 const table = [
   '| scenario | mode | committed | lost | phantom | reordered | dups | peak lag | peak retained WAL |',
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
@@ -37,6 +39,14 @@ writeFileSync(
     'some events rolled back to a savepoint) while the fault is injected, then an independent\n' +
     'consumer checks every topic. Duplicates are allowed only within SPEC G4 (the in-flight window per relay crash).\n\n' +
     `${table}\n` +
+    (failover === ''
+      ? ''
+      : '\nPrimary failover (a synchronous physical standby promoted after `pg_ctl stop -m immediate` of the primary\n' +
+        'under load; walbox and the writers reach the primary through a TCP proxy that is then moved), per version:\n\n' +
+        `${failover
+          .split('\n')
+          .map((l) => `- ${l}`)
+          .join('\n')}\n`) +
     (broken === ''
       ? ''
       : '\nThe checker can fail: the same "relay kill -9 while the broker is down" scenario with a relay broken on\n' +

@@ -178,6 +178,16 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     commands: ['run', 'status', 'doctor', 'slot'],
   },
   {
+    key: 'slotFailover',
+    flag: 'slot-failover',
+    kind: 'choice',
+    choices: ['auto', 'on', 'off'],
+    default: 'auto',
+    description:
+      'create the slot as a failover slot, kept by standbys with sync_replication_slots = on (PostgreSQL 17+); auto = when the server supports it',
+    commands: ['run', 'doctor', 'slot'],
+  },
+  {
     key: 'applicationName',
     flag: 'application-name',
     kind: 'identifier',

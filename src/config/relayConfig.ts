@@ -2,6 +2,8 @@ export type RelayMode = 'wal' | 'poll';
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 export type Compression = 'none' | 'gzip';
 export type LogFormat = 'auto' | 'json' | 'pretty';
+/** Whether the slot is created as a failover slot (PostgreSQL 17+); auto = when the server supports it. */
+export type SlotFailover = 'auto' | 'on' | 'off';
 export type KafkaSaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512' | 'oauthbearer';
 
 /** The one configuration object: built once by loadConfig(), frozen, passed down explicitly. */
@@ -22,6 +24,7 @@ export interface RelayConfig {
   readonly schema: string;
   readonly table: string;
   readonly slot: string;
+  readonly slotFailover: SlotFailover;
   readonly publication: string;
   /** application_name of the relay's connections, the replication connection included. */
   readonly applicationName: string;

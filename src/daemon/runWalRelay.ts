@@ -11,7 +11,17 @@ import { PgOutboxStore } from '../db/pgOutboxStore.js';
 import { WalboxState, type SlotRecord } from '../db/walboxState.js';
 import { PreconditionError, WalboxError } from '../errors.js';
 import { drainPendingRows } from '../source/poll/drainPendingRows.js';
-import { createSlotWithSnapshot, dropSlot, readSlot } from '../source/wal/replicationSlot.js';
+import {
+  alterSlotFailover,
+  createSlotWithSnapshot,
+  dropSlot,
+  readSlot,
+} from '../source/wal/replicationSlot.js';
+import {
+  decideSlotFailover,
+  describeUnguardedFailover,
+  readServerVersion,
+} from '../source/wal/slotFailover.js';
 import { WalSource } from '../source/wal/walSource.js';
 import type { RelayContext } from './relayContext.js';
 import { isRetriableStreamError } from './isRetriableStreamError.js';
@@ -178,6 +188,11 @@ async function prepareSlot(
       },
       shouldStop: () => context.stop.aborted,
     });
+  const failover = decideSlotFailover(config.slotFailover, await readServerVersion(pool));
+  if (failover) {
+    const unguarded = await describeUnguardedFailover(pool);
+    if (unguarded !== undefined) logger.warn({ slot: config.slot }, unguarded);
+  }
   let slot = await readSlot(pool, config.slot);
   if (slot?.lost === true) {
     logger.error(
@@ -200,12 +215,13 @@ async function prepareSlot(
         await state.recordSlot(0n);
         drained = await drain(snapshotName);
       },
+      { failover },
     );
     if (context.stop.aborted) return consistentPoint;
     await state.recordConfirmed(consistentPoint);
     await state.markCaughtUp();
     logger.info(
-      { slot: config.slot, lsn: formatLsn(consistentPoint), rows: drained },
+      { slot: config.slot, lsn: formatLsn(consistentPoint), rows: drained, failover },
       'slot created; pending rows caught up',
     );
     slot = await readSlot(pool, config.slot);
@@ -215,6 +231,11 @@ async function prepareSlot(
       });
     }
     return slot.confirmedFlushLsn;
+  }
+  if (slot.failover !== null && slot.failover !== failover && !slot.active) {
+    // A slot made before an upgrade to 17, or before --slot-failover changed: give it the setting asked for.
+    await alterSlotFailover(context.databaseUrl, config.slot, failover);
+    logger.info({ slot: config.slot, failover }, 'replication slot failover setting changed');
   }
   const recorded = await state.read();
   const reason = catchUpReason(recorded, slot.confirmedFlushLsn);

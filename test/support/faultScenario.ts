@@ -58,6 +58,12 @@ export async function runFaultScenario(options: {
   readonly record?: boolean;
   /** How long the checker waits for every committed event (a broken relay never delivers them all). */
   readonly checkTimeoutMs?: number;
+  /** The database of the fixture, the relays and the writers (default: the stack's cluster). */
+  readonly databaseUrl?: string;
+  /** The writers' load, when the fault needs longer than the usual ~10 s of writes. */
+  readonly load?: { readonly events: number; readonly pauseMs: number };
+  /** Receives every message the checker read (e.g. to time the first delivery after a fault). */
+  readonly onDelivered?: (messages: readonly ConsumedMessage[]) => void;
 }): Promise<ScenarioResult> {
   let result: ScenarioResult | undefined;
   await withRelaySetup(
@@ -82,10 +88,11 @@ export async function runFaultScenario(options: {
         schema: setup.fixture.schema,
         aggregateType: 'order',
         writers: 4,
-        events: 4_000,
+        events: options.load?.events ?? 4_000,
         aggregates: 200,
-        pauseMs: 30,
+        pauseMs: options.load?.pauseMs ?? 30,
         survivesOutages: true,
+        databaseUrl: setup.fixture.databaseUrl,
         rollbackRatio: 0.1,
         savepointRollbackRatio: 0.05,
       }).finally(() => done.abort());
@@ -121,6 +128,7 @@ export async function runFaultScenario(options: {
           options.checkTimeoutMs ?? 180_000,
         )
         .catch(() => undefined);
+      options.onDelivered?.([...extraDelivered, ...topic.messages]);
       const report = reportDelivery(committed, [...extraDelivered, ...topic.messages]);
       const password = new URL(setup.fixture.databaseUrl).password;
       const leakedSecrets = setup.relays.flatMap((r) => r.lines).filter((l) => l.includes(password)).length;
@@ -137,7 +145,7 @@ export async function runFaultScenario(options: {
         leakedSecrets,
       };
     },
-    { batchSize: BATCH_SIZE, relayEnv: options.relayEnv },
+    { batchSize: BATCH_SIZE, relayEnv: options.relayEnv, databaseUrl: options.databaseUrl },
   );
   if (result === undefined) throw new Error(`scenario ${options.scenario} produced no result`);
   if (options.record === false) return result;

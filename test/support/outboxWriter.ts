@@ -28,6 +28,8 @@ export interface WriterLoadOptions {
    * looking its events up, so `committed` stays exact.
    */
   readonly survivesOutages?: boolean;
+  /** The database the writers connect to (default: the stack's). */
+  readonly databaseUrl?: string;
   /** Called after each commit with the number of committed events so far. */
   readonly onCommit?: (committed: number) => void;
 }
@@ -38,10 +40,10 @@ export interface WriterLoadResult {
 }
 
 /** A writer's connection; with `retry`, waits (up to a minute) for a restarting server. */
-async function connectWriter(retry: boolean): Promise<pg.Client> {
+async function connectWriter(url: string, retry: boolean): Promise<pg.Client> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const client = new pg.Client({ connectionString: requireDatabaseUrl() });
+    const client = new pg.Client({ connectionString: url });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -61,7 +63,8 @@ async function connectWriter(retry: boolean): Promise<pg.Client> {
  */
 export async function writeLoad(options: WriterLoadOptions): Promise<WriterLoadResult> {
   const aggregates = `${pg.escapeIdentifier(options.schema)}.test_aggregates`;
-  const setup = new pg.Client({ connectionString: requireDatabaseUrl() });
+  const url = options.databaseUrl ?? requireDatabaseUrl();
+  const setup = new pg.Client({ connectionString: url });
   await setup.connect();
   await setup.query(`CREATE TABLE IF NOT EXISTS ${aggregates} (id text PRIMARY KEY, version int NOT NULL)`);
   await setup.query(
@@ -74,7 +77,7 @@ export async function writeLoad(options: WriterLoadOptions): Promise<WriterLoadR
   const rolledBack: string[] = [];
   let remaining = options.events;
   const writer = async (): Promise<void> => {
-    let client = await connectWriter(options.survivesOutages === true);
+    let client = await connectWriter(url, options.survivesOutages === true);
     try {
       while (remaining > 0) {
         const count = Math.min(remaining, 1 + Math.floor(Math.random() * 5));
@@ -146,7 +149,7 @@ export async function writeLoad(options: WriterLoadOptions): Promise<WriterLoadR
           await client.query('ROLLBACK').catch(() => undefined);
           if (options.survivesOutages !== true) throw error;
           await client.end().catch(() => undefined);
-          client = await connectWriter(true);
+          client = await connectWriter(url, true);
           const ids = events.map((e) => e.id);
           const { rows } = committing
             ? await client.query<{ n: string }>(

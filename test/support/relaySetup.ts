@@ -26,9 +26,11 @@ export async function withRelaySetup(
     topic?: { partitions?: number; config?: Record<string, string> };
     /** Environment of every relay process (e.g. NODE_OPTIONS for a test-only preload). */
     relayEnv?: Record<string, string>;
+    /** The database of the fixture and the relays (default: the stack's). */
+    databaseUrl?: string;
   } = {},
 ): Promise<void> {
-  const fixture = await createWalFixture();
+  const fixture = await createWalFixture({ databaseUrl: options.databaseUrl });
   const relays: RelayProcess[] = [];
   let reader: TopicReader | undefined;
   try {

@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { withClient } from './testDatabase.js';
+import { waitFor } from './waitFor.js';
+
 /** The stack modules are plain ESM scripts (they run before anything is compiled); these are the parts we use. */
 interface KafkaModule {
   stopKafka(options: { runDir: string; signal?: string }): Promise<unknown>;
@@ -20,7 +23,14 @@ interface PostgresModule {
     port: number;
     settings?: Record<string, string>;
     log?: (m: string) => void;
+    version?: string;
   }): PostgresHandle;
+  startStandby(
+    primary: PostgresHandle,
+    options: { port: number; applicationName: string; settings?: Record<string, string> },
+  ): PostgresHandle;
+  promotePostgres(handle: PostgresHandle): void;
+  defaultPgVersion(): string;
   stopPostgres(handle: unknown, options?: { mode?: string; remove?: boolean }): void;
   databaseUrl(port: number): string;
 }
@@ -223,4 +233,90 @@ export async function setScramPassword(username: string, password: string): Prom
 export function readBrokerLog(): string {
   const { kafka } = readStackState();
   return readFileSync(join(kafka.runDir, 'broker.log'), 'utf8');
+}
+
+/**
+ * A primary and a synchronous physical standby (PostgreSQL `version`, default TEST_PG_VERSION), the standby made from
+ * a cold copy of the primary's data directory. From PostgreSQL 17 on the standby syncs failover slots
+ * (sync_replication_slots, hot_standby_feedback, primary_slot_name, dbname in primary_conninfo) and the primary's
+ * logical walsenders wait for it (synchronized_standby_slots).
+ */
+export interface ReplicatedPair {
+  readonly version: string;
+  readonly syncsSlots: boolean;
+  readonly primary: PostgresHandle;
+  readonly standby: PostgresHandle;
+  /** pg_ctl stop -m immediate: a crash, nothing flushed or sent after it. */
+  crashPrimary(): Promise<void>;
+  /** pg_ctl promote -w: the standby accepts writes when it returns. */
+  promoteStandby(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const STANDBY_NAME = 'standby1';
+const STANDBY_SLOT = 'standby1_slot';
+
+export async function startReplicatedPair(): Promise<ReplicatedPair> {
+  const module = await loadModule<PostgresModule>('postgres.mjs');
+  const { findFreePort } = await loadModule<{ findFreePort: () => Promise<number> }>('stack.mjs');
+  const version = module.defaultPgVersion();
+  const syncsSlots = Number(version) >= 17;
+  const primary = module.startPostgres({ port: await findFreePort(), version, log: () => undefined });
+  let standby: PostgresHandle | undefined;
+  try {
+    await withClient(
+      (client) => client.query('SELECT pg_create_physical_replication_slot($1)', [STANDBY_SLOT]),
+      primary.url,
+    );
+    standby = module.startStandby(primary, {
+      port: await findFreePort(),
+      applicationName: STANDBY_NAME,
+      settings: {
+        primary_slot_name: `'${STANDBY_SLOT}'`,
+        hot_standby_feedback: 'on',
+        ...(syncsSlots ? { sync_replication_slots: 'on' } : {}),
+      },
+    });
+    // Set after the copy: the standby, once promoted, must not wait for a standby of its own.
+    await withClient(async (client) => {
+      await client.query(`ALTER SYSTEM SET synchronous_standby_names = '${STANDBY_NAME}'`);
+      if (syncsSlots) await client.query(`ALTER SYSTEM SET synchronized_standby_slots = '${STANDBY_SLOT}'`);
+      await client.query('SELECT pg_reload_conf()');
+    }, primary.url);
+    await waitFor(
+      () =>
+        withClient(async (client) => {
+          const { rows } = await client.query<{ state: string }>(
+            'SELECT sync_state AS state FROM pg_stat_replication WHERE application_name = $1',
+            [STANDBY_NAME],
+          );
+          return rows[0]?.state === 'sync';
+        }, primary.url),
+      { what: 'the standby streaming as a synchronous standby', timeoutMs: 60_000, intervalMs: 200 },
+    );
+  } catch (error) {
+    if (standby !== undefined) module.stopPostgres(standby);
+    module.stopPostgres(primary);
+    throw error;
+  }
+  const started = standby;
+  return {
+    version,
+    syncsSlots,
+    primary,
+    standby: started,
+    crashPrimary: () => {
+      module.stopPostgres(primary, { mode: 'immediate', remove: false });
+      return Promise.resolve();
+    },
+    promoteStandby: () => {
+      module.promotePostgres(started);
+      return Promise.resolve();
+    },
+    stop: () => {
+      module.stopPostgres(started, { mode: 'immediate' });
+      module.stopPostgres(primary, { mode: 'immediate' });
+      return Promise.resolve();
+    },
+  };
 }

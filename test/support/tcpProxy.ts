@@ -18,19 +18,30 @@ export class TcpProxy {
   private constructor(
     private readonly server: Server,
     readonly port: number,
+    private targetPort: number,
   ) {}
 
   /** Listens on `listenPort` (any free port by default) and forwards to `targetPort`. */
   static async start(targetPort: number, listenPort = 0): Promise<TcpProxy> {
     const accepted: { proxy?: TcpProxy } = {};
-    const server = createServer((client) => accepted.proxy?.accept(client, targetPort));
+    const server = createServer((client) => accepted.proxy?.accept(client));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(listenPort, '127.0.0.1', resolve);
     });
     const address = server.address();
-    accepted.proxy = new TcpProxy(server, typeof address === 'object' && address !== null ? address.port : 0);
+    accepted.proxy = new TcpProxy(
+      server,
+      typeof address === 'object' && address !== null ? address.port : 0,
+      targetPort,
+    );
     return accepted.proxy;
+  }
+
+  /** Forwards new connections to `targetPort` (a VIP or DNS name moved to a promoted standby); cuts the old ones. */
+  retarget(targetPort: number): void {
+    this.targetPort = targetPort;
+    this.cut();
   }
 
   /** Destroys every open connection (both sides see a reset); new connections are accepted as before. */
@@ -71,8 +82,8 @@ export class TcpProxy {
     else socket.resume();
   }
 
-  private accept(client: Socket, targetPort: number): void {
-    const upstream = createConnection({ host: '127.0.0.1', port: targetPort });
+  private accept(client: Socket): void {
+    const upstream = createConnection({ host: '127.0.0.1', port: this.targetPort });
     const pair: [Socket, Socket] = [client, upstream];
     this.pairs.add(pair);
     const forward = (from: Socket, to: Socket): void => {

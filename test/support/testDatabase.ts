@@ -18,10 +18,14 @@ export async function withClient<T>(
 }
 
 /** Drops a test schema and a publication, ignoring what does not exist. */
-export async function dropSchema(schema: string, publication?: string): Promise<void> {
+export async function dropSchema(
+  schema: string,
+  publication?: string,
+  url = requireDatabaseUrl(),
+): Promise<void> {
   await withClient(async (client) => {
     if (publication !== undefined)
       await client.query(`DROP PUBLICATION IF EXISTS ${pg.escapeIdentifier(publication)}`);
     await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
-  });
+  }, url);
 }

@@ -10,6 +10,8 @@ export interface ConsumedMessage {
   readonly key: string;
   readonly value: string;
   readonly headers: Readonly<Record<string, string>>;
+  /** The record's timestamp (ms since the epoch). */
+  readonly timestamp: number;
 }
 
 /** An independent kafkajs consumer (own group) that collects everything on some topics from the beginning. */
@@ -40,6 +42,7 @@ export class TopicReader {
           key: message.key?.toString() ?? '',
           value: message.value?.toString() ?? '',
           headers,
+          timestamp: Number(message.timestamp),
         });
         return Promise.resolve();
       },

@@ -32,26 +32,33 @@ export interface WalFixture {
 }
 
 /** Bytes between the current WAL position and one of the slot's positions (NaN without the slot). */
-async function slotWalDistance(slot: string, column: 'confirmed_flush_lsn' | 'restart_lsn'): Promise<number> {
+async function slotWalDistance(
+  url: string,
+  slot: string,
+  column: 'confirmed_flush_lsn' | 'restart_lsn',
+): Promise<number> {
   const rows = await withClient(async (client) => {
     const result = await client.query<{ bytes: string | null }>(
       `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), ${column})::text AS bytes FROM pg_replication_slots WHERE slot_name = $1`,
       [slot],
     );
     return result.rows;
-  });
+  }, url);
   return Number(rows[0]?.bytes ?? Number.NaN);
 }
 
-/** A migrated outbox in its own schema, with its own publication, slot name and topic prefix. */
-export async function createWalFixture(): Promise<WalFixture> {
+/**
+ * A migrated outbox in its own schema, with its own publication, slot name and topic prefix; on the stack's
+ * cluster, or on `databaseUrl` (e.g. a proxy in front of a primary that fails over).
+ */
+export async function createWalFixture(options: { readonly databaseUrl?: string } = {}): Promise<WalFixture> {
   const schema = uniqueName('wal');
   const publication = uniqueName('pub');
   const slot = uniqueName('slot');
   const topicPrefix = uniqueName('wt');
-  const databaseUrl = requireDatabaseUrl();
+  const databaseUrl = options.databaseUrl ?? requireDatabaseUrl();
   const brokers = requireKafkaBrokers();
-  await withClient((client) => migrate(client, { schema, table: 'outbox_events', publication }));
+  await withClient((client) => migrate(client, { schema, table: 'outbox_events', publication }), databaseUrl);
   const kafka = new Kafka({ clientId: 'walbox-test-fixture', brokers, logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
@@ -106,16 +113,18 @@ export async function createWalFixture(): Promise<WalFixture> {
       const offsets = await admin.fetchTopicOffsets(topic);
       return new Map(offsets.map((o) => [o.partition, BigInt(o.high)]));
     },
-    slotLagBytes: () => slotWalDistance(slot, 'confirmed_flush_lsn'),
-    slotRetainedBytes: () => slotWalDistance(slot, 'restart_lsn'),
+    slotLagBytes: () => slotWalDistance(databaseUrl, slot, 'confirmed_flush_lsn'),
+    slotRetainedBytes: () => slotWalDistance(databaseUrl, slot, 'restart_lsn'),
     query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
-      withClient(async (client) => (await client.query<R>(text, values)).rows),
+      withClient(async (client) => (await client.query<R>(text, values)).rows, databaseUrl),
     async cleanUp() {
-      await withClient((client) =>
-        client.query(
-          `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL`,
-          [slot],
-        ),
+      await withClient(
+        (client) =>
+          client.query(
+            `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL`,
+            [slot],
+          ),
+        databaseUrl,
       );
       await withClient(async (client) => {
         for (let attempt = 0; attempt < 50; attempt++) {
@@ -129,8 +138,8 @@ export async function createWalFixture(): Promise<WalFixture> {
             await new Promise((resolve) => setTimeout(resolve, 100));
           }
         }
-      });
-      await dropSchema(schema, publication);
+      }, databaseUrl);
+      await dropSchema(schema, publication, databaseUrl);
       if (topics.length > 0) await admin.deleteTopics({ topics }).catch(() => undefined);
       await admin.disconnect();
     },

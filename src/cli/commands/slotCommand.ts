@@ -2,6 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 
 import { readSlotStatus } from '../../db/readSlotStatus.js';
 import { PreconditionError } from '../../errors.js';
+import { decideSlotFailover, readServerVersion } from '../../source/wal/slotFailover.js';
 import { withCommandDatabase } from '../commandDatabase.js';
 import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
@@ -34,6 +35,14 @@ export const slotCommand: CommandModule<object, SlotArgs> = {
               return;
             }
             // The relay sees a slot it has no record of and first delivers what is pending in the table.
+            if (decideSlotFailover(config.slotFailover, await readServerVersion(client))) {
+              await client.query(
+                `SELECT pg_create_logical_replication_slot($1, 'pgoutput', failover => true)`,
+                [slot],
+              );
+              process.stdout.write(`walbox slot: created ${slot} (pgoutput, failover)\n`);
+              return;
+            }
             await client.query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]);
             process.stdout.write(`walbox slot: created ${slot} (pgoutput)\n`);
             return;

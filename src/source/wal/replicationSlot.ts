@@ -11,6 +11,8 @@ export interface SlotState {
   readonly active: boolean;
   readonly activePid: number | null;
   readonly walStatus: string | null;
+  /** A failover slot (PostgreSQL 17+), kept by standbys with sync_replication_slots; null before 17. */
+  readonly failover: boolean | null;
 }
 
 interface SlotRow {
@@ -23,14 +25,17 @@ interface SlotRow {
   active_pid: number | null;
   wal_status: string | null;
   two_phase: boolean;
+  failover: boolean | null;
 }
 
 /** The slot as pg_replication_slots shows it, or undefined when it does not exist. */
 export async function readSlot(db: pg.ClientBase | pg.Pool, slot: string): Promise<SlotState | undefined> {
   const { rows } = await db.query<SlotRow>(
     `SELECT plugin, slot_type, database, current_database() AS current_db, confirmed_flush_lsn::text,
-            active, active_pid, wal_status, two_phase
-       FROM pg_replication_slots WHERE slot_name = $1`,
+            active, active_pid, wal_status, two_phase,
+            -- the column exists from PostgreSQL 17 on; to_jsonb reads it without a version-specific query
+            (to_jsonb(s) ->> 'failover')::boolean AS failover
+       FROM pg_replication_slots s WHERE slot_name = $1`,
     [slot],
   );
   const row = rows[0];
@@ -60,6 +65,7 @@ export async function readSlot(db: pg.ClientBase | pg.Pool, slot: string): Promi
     active: row.active,
     activePid: row.active_pid,
     walStatus: row.wal_status,
+    failover: row.failover,
   };
 }
 
@@ -80,22 +86,17 @@ export async function createSlotWithSnapshot(
   databaseUrl: string,
   slot: string,
   useSnapshot: (snapshotName: string) => Promise<void>,
+  { failover }: { failover: boolean },
 ): Promise<Lsn> {
-  const config: pg.ClientConfig & { replication: 'database' } = {
-    ...toPgClientConfig(databaseUrl),
-    application_name: 'walbox slot create',
-    replication: 'database',
-  };
-  const replication = new pg.Client(config);
-  replication.on('error', () => undefined);
-  await replication.connect();
+  const replication = await connectReplication(databaseUrl, 'walbox slot create');
   try {
     const version = Number(
       (await replication.query<{ server_version_num: string }>('SHOW server_version_num')).rows[0]
         ?.server_version_num,
     );
     // PostgreSQL 15 introduced the parenthesised option list; older servers take EXPORT_SNAPSHOT.
-    const options = version >= 150_000 ? "(SNAPSHOT 'export')" : 'EXPORT_SNAPSHOT';
+    const options =
+      version >= 150_000 ? `(SNAPSHOT 'export'${failover ? ', FAILOVER true' : ''})` : 'EXPORT_SNAPSHOT';
     const { rows } = await replication.query<{ consistent_point: string; snapshot_name: string }>(
       `CREATE_REPLICATION_SLOT ${pg.escapeIdentifier(slot)} LOGICAL pgoutput ${options}`,
     );
@@ -106,4 +107,31 @@ export async function createSlotWithSnapshot(
   } finally {
     await replication.end().catch(() => undefined);
   }
+}
+
+/**
+ * Turns an existing slot into a failover slot, or back (PostgreSQL 17+, ALTER_REPLICATION_SLOT): a slot created
+ * before the upgrade or before the setting changed gets the protection too. The slot must not be in use.
+ */
+export async function alterSlotFailover(databaseUrl: string, slot: string, failover: boolean): Promise<void> {
+  const replication = await connectReplication(databaseUrl, 'walbox slot alter');
+  try {
+    await replication.query(
+      `ALTER_REPLICATION_SLOT ${pg.escapeIdentifier(slot)} (FAILOVER ${failover ? 'true' : 'false'})`,
+    );
+  } finally {
+    await replication.end().catch(() => undefined);
+  }
+}
+
+async function connectReplication(databaseUrl: string, applicationName: string): Promise<pg.Client> {
+  const config: pg.ClientConfig & { replication: 'database' } = {
+    ...toPgClientConfig(databaseUrl),
+    application_name: applicationName,
+    replication: 'database',
+  };
+  const replication = new pg.Client(config);
+  replication.on('error', () => undefined);
+  await replication.connect();
+  return replication;
 }

@@ -4,6 +4,8 @@ import { quoteIdentifier, quoteQualified } from '../../db/quoteIdentifier.js';
 import { explainPublicationProblem, readPublication } from '../../db/readPublication.js';
 import { PreconditionError } from '../../errors.js';
 import { REQUIRED_COLUMNS } from '../../outbox/outboxColumns.js';
+import type { SlotFailover } from '../../config/relayConfig.js';
+import { decideSlotFailover, formatServerVersion, readServerVersion } from './slotFailover.js';
 import { mayBecomeSynchronousStandby } from './synchronousStandbyNames.js';
 
 export interface PreflightCheck {
@@ -20,6 +22,7 @@ export interface PreflightNames {
   readonly slot: string;
   /** The replication connection's application_name (synchronous_standby_names matches it). */
   readonly applicationName: string;
+  readonly slotFailover: SlotFailover;
 }
 
 type Db = pg.Pool | pg.ClientBase;
@@ -38,6 +41,7 @@ export async function runPreflight(
     checks.push(await checkWalLevel(db));
     checks.push(await checkReplicationRole(db));
     checks.push(await checkSynchronousStandbys(db, names.applicationName));
+    checks.push(await checkSlotFailover(db, names.slotFailover));
   }
   const table = await checkTable(db, names);
   checks.push(table);
@@ -130,6 +134,22 @@ async function checkTablePrivileges(db: Db, names: PreflightNames): Promise<Pref
         ok: false,
         detail: `the role cannot read and update ${table}: run GRANT SELECT, UPDATE ON ${table} TO current_user;`,
       };
+}
+
+async function checkSlotFailover(db: Db, setting: SlotFailover): Promise<PreflightCheck> {
+  const version = await readServerVersion(db);
+  try {
+    const failover = decideSlotFailover(setting, version);
+    return {
+      name: 'slot failover',
+      ok: true,
+      detail: failover
+        ? `a new slot is a failover slot (PostgreSQL ${formatServerVersion(version)}, --slot-failover ${setting})`
+        : `no failover slot (PostgreSQL ${formatServerVersion(version)}, --slot-failover ${setting}): a failover loses the slot, walbox recreates it and catches up from the table`,
+    };
+  } catch (error) {
+    return { name: 'slot failover', ok: false, detail: (error as Error).message };
+  }
 }
 
 async function checkSynchronousStandbys(db: Db, applicationName: string): Promise<PreflightCheck> {
