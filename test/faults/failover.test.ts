@@ -12,6 +12,8 @@ const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const STREAMING = /streaming from the replication slot/;
 const SLOT_RECREATED = /replication slot missing: creating it/;
 const TABLE_CATCH_UP = /delivering the rows pending in the table first|replication slot missing/;
+const FAULTS = process.env['FAULTS'] ?? '';
+const NAME = 'delivers every committed event exactly in order across a primary failover, losing nothing';
 
 /**
  * Primary failover on the PostgreSQL version under test (TEST_PG_VERSION; `npm test` runs this file on every
@@ -21,7 +23,9 @@ const TABLE_CATCH_UP = /delivering the rows pending in the table first|replicati
  * PostgreSQL ≥ 17 keeps walbox's failover slot on the standby: walbox resumes from it without a table catch-up.
  */
 describe('primary failover', () => {
-  it('delivers every committed event exactly in order across a promotion, losing nothing', async () => {
+  // Like faults.test.ts: FAULTS=<text> (while working on one scenario) runs this one only when the text matches.
+  if (FAULTS !== '' && FAULTS !== 'all' && !`primary failover ${NAME}`.includes(FAULTS)) return;
+  it(NAME, async () => {
     const pair = await startReplicatedPair();
     const proxy = await TcpProxy.start(pair.primary.port);
     const url = new URL(pair.primary.url);
