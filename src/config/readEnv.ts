@@ -14,10 +14,22 @@ export interface RawSetting {
 
 export type RawSettings = Partial<Record<keyof RelayConfig, RawSetting>>;
 
+// Kubernetes gives a pod, for every Service of its namespace, variables named after the Service (unless the pod
+// sets enableServiceLinks: false). A Service named walbox or walbox-<x> yields WALBOX_[<X>_]SERVICE_HOST,
+// …_SERVICE_PORT[_<PORT_NAME>], …_PORT=tcp://ip:port and …_PORT_<n>_<TCP|UDP|SCTP>[_PROTO|_PORT|_ADDR]: not
+// options, and they must not stop walbox from starting (SPEC §Kubernetes). Any other unknown WALBOX_* is a typo.
+
+/** Names only a service link has: no option variable ends like this. */
+const SERVICE_LINK_NAME =
+  /^WALBOX(?:_[A-Z0-9_]+)?_(?:SERVICE_HOST|SERVICE_PORT(?:_[A-Z0-9_]+)?|PORT_\d+_(?:TCP|UDP|SCTP)(?:_(?:PROTO|PORT|ADDR))?)$/;
+/** WALBOX[_<X>]_PORT is a service link by its value only: WALBOX_METRICS_PORT is also an option. */
+const SERVICE_LINK_PORT_NAME = /^WALBOX(?:_[A-Z0-9_]+)?_PORT$/;
+const SERVICE_LINK_PORT_VALUE = /^(?:tcp|udp|sctp):\/\/[0-9A-Za-z.:[\]-]+:\d+$/;
+
 /**
  * Reads WALBOX_* (and the conventional DATABASE_URL / KAFKA_BROKERS) into raw settings. The only place that
  * reads environment variables. Unknown WALBOX_* variables are errors, as unknown flags are: a typo must not be
- * ignored silently.
+ * ignored silently. Kubernetes service-link variables are not options and are skipped.
  */
 export function readEnv(env: Environment, readFile: (path: string) => string = readSecretFile): RawSettings {
   const settings: RawSettings = {};
@@ -33,6 +45,7 @@ export function readEnv(env: Environment, readFile: (path: string) => string = r
       throw new ConfigError(`both ${name} and ${fileName} are set: keep one`);
     }
     if (direct !== undefined) {
+      rejectServiceLink(name, direct, spec.flag);
       settings[spec.key] = { value: direct, source: name };
     } else if (fromFile !== undefined) {
       settings[spec.key] = { value: readFile(fromFile).trim(), source: fileName };
@@ -41,13 +54,37 @@ export function readEnv(env: Environment, readFile: (path: string) => string = r
       if (fallback !== undefined) settings[spec.key] = { value: fallback, source: spec.fallbackEnv };
     }
   }
-  const unknown = Object.keys(env).filter((name) => name.startsWith('WALBOX_') && !known.has(name));
+  const unknown = Object.keys(env).filter(
+    (name) => name.startsWith('WALBOX_') && !known.has(name) && !looksLikeServiceLink(name, env[name] ?? ''),
+  );
   if (unknown.length > 0) {
     throw new ConfigError(
       `unknown environment variable ${unknown.join(', ')} (see walbox --help for the options)`,
     );
   }
   return settings;
+}
+
+function looksLikeServiceLink(name: string, value: string): boolean {
+  return (
+    SERVICE_LINK_NAME.test(name) || (SERVICE_LINK_PORT_NAME.test(name) && SERVICE_LINK_PORT_VALUE.test(value))
+  );
+}
+
+/**
+ * An option variable holding a service link (WALBOX_METRICS_PORT=tcp://… from a Service walbox-metrics) was not
+ * set by the operator: the container's own env would have won over it.
+ */
+function rejectServiceLink(name: string, value: string, flag: string): void {
+  if (!looksLikeServiceLink(name, value)) return;
+  const service = name
+    .replace(/_PORT$/, '')
+    .toLowerCase()
+    .replace(/_/g, '-');
+  throw new ConfigError(
+    `${name}=${value} looks like a Kubernetes service-link variable of a Service named ${service}, not --${flag}: ` +
+      `rename the Service, set enableServiceLinks: false in the pod spec, or set ${name} in the container's env`,
+  );
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
