@@ -27,6 +27,8 @@ const rows = read(results);
 const broken = read(`${results}.broken`);
 // Primary failover on every supported PostgreSQL version (test/faults/failover.test.ts), with its timing.
 const failover = read(`${results}.failover`);
+// Two relays on one slot: how long the standby took to stream after the active one was killed.
+const takeover = read(`${results}.takeover`);
 const table = [
   '| scenario | mode | committed | lost | phantom | reordered | dups | peak lag | peak retained WAL |',
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
@@ -44,6 +46,12 @@ writeFileSync(
       : '\nPrimary failover (a synchronous physical standby promoted after `pg_ctl stop -m immediate` of the primary\n' +
         'under load; walbox and the writers reach the primary through a TCP proxy that is then moved), per version:\n\n' +
         `${failover
+          .split('\n')
+          .map((l) => `- ${l}`)
+          .join('\n')}\n`) +
+    (takeover === ''
+      ? ''
+      : `\n${takeover
           .split('\n')
           .map((l) => `- ${l}`)
           .join('\n')}\n`) +

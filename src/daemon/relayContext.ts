@@ -1,5 +1,6 @@
 import type { RelayConfig } from '../config/relayConfig.js';
 import type { RelayObserver, Sink } from '../core/ports.js';
+import type { RelayRole } from '../core/relayRole.js';
 import type { Logger } from '../observability/createLogger.js';
 
 /** What the composition root hands to a mode's run loop. */
@@ -13,6 +14,6 @@ export interface RelayContext {
   readonly stop: AbortSignal;
   /** Aborted when --shutdown-timeout runs out: give up without confirming anything more. */
   readonly giveUp: AbortSignal;
-  /** Called each time delivery (re)starts. */
-  readonly onStreaming?: () => void;
+  /** Called when the relay delivers (again), or stands by while another relay holds the replication slot. */
+  readonly onRole?: (role: RelayRole) => void;
 }

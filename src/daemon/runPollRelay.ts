@@ -38,7 +38,8 @@ export async function runPollRelay(context: RelayContext): Promise<void> {
     { table: `${config.schema}.${config.table}`, pollIntervalMs: config.pollIntervalMs },
     'polling the outbox',
   );
-  context.onStreaming?.();
+  // Poll relays share the table (SKIP LOCKED): every one of them delivers.
+  context.onRole?.('active');
   try {
     await relay.run(context.stop);
     logger.info({}, 'stopped; the last batch is committed');

@@ -7,6 +7,8 @@ import type { RetryContext } from '../core/retryUntilDone.js';
 import { StreamRelay } from '../core/streamRelay.js';
 import { createPool } from '../db/createPool.js';
 import { describeDatabase } from '../db/describeDatabase.js';
+import { readSlotStatus } from '../db/readSlotStatus.js';
+import { SQLSTATE, errorCodeOf } from '../db/sqlState.js';
 import { PgOutboxStore } from '../db/pgOutboxStore.js';
 import { WalboxState, type SlotRecord } from '../db/walboxState.js';
 import { PreconditionError, WalboxError } from '../errors.js';
@@ -35,6 +37,11 @@ const HIGH_WATER_ITEMS = 10_000;
 const HIGH_WATER_BYTES = 16 * 1024 * 1024;
 /** Reconnect backoff; a recovered server is used within this much time. */
 const MAX_RECONNECT_DELAY_MS = 30_000;
+/**
+ * How often a standby relay looks at the slot (one cheap query, no replication connection): the bulk of the
+ * takeover time once the active relay's walsender has gone.
+ */
+const STANDBY_CHECK_MS = 1_000;
 
 /**
  * WAL mode: check the outbox, make sure the slot exists and every row it will not stream is caught up, then
@@ -66,6 +73,7 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
   try {
     let delay = config.retryBackoffInitialMs;
     let staleWalsender: number | undefined;
+    let standingBySince: number | undefined;
     while (!context.stop.aborted) {
       let source: WalSource | undefined;
       try {
@@ -94,7 +102,14 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
           persistPosition: (lsn) => state.recordConfirmed(lsn),
         });
         context.observer.recovered?.({ step: 'replication' });
-        context.onStreaming?.();
+        if (standingBySince !== undefined) {
+          logger.info(
+            { slot: config.slot, standbyMs: Date.now() - standingBySince },
+            'took over the replication slot',
+          );
+          standingBySince = undefined;
+        }
+        context.onRole?.('active');
         const started = source;
         const stopReceiving = (): void => void started.stopReceiving();
         // Giving up (--shutdown-timeout) must not wait for a call in flight; nothing more is confirmed after it.
@@ -142,6 +157,32 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
           );
         }
         if (!isRetriableStreamError(error)) throw error;
+        const holder =
+          errorCodeOf(error) === SQLSTATE.OBJECT_IN_USE
+            ? await readSlotStatus(pool, config.slot).catch(() => undefined)
+            : undefined;
+        // Our own connection given up as dead is ended before the next start (endStaleWalsender), not waited for.
+        if (holder !== undefined && (holder.activePid === null || holder.activePid !== staleWalsender)) {
+          const heldBy = holder.activeReader;
+          if (heldBy === null) {
+            logger.debug({ slot: config.slot }, 'the replication slot was released meanwhile');
+          } else {
+            if (standingBySince === undefined) {
+              standingBySince = Date.now();
+              logger.info(
+                { slot: config.slot, holder: heldBy },
+                `another relay holds the replication slot (pid ${String(heldBy.pid)}): standing by`,
+              );
+            } else {
+              logger.debug({ slot: config.slot, holder: heldBy }, 'the replication slot is still held');
+            }
+            context.observer.recovered?.({ step: 'replication' });
+            context.onRole?.('standby');
+          }
+          await waitForSlotRelease(pool, config.slot, context.stop);
+          delay = config.retryBackoffInitialMs;
+          continue;
+        }
         logger.warn(
           { err: error, slot: config.slot, retryInMs: delay },
           'replication interrupted; reconnecting',
@@ -288,6 +329,19 @@ async function endStaleWalsender(
     // Not fatal: the server's wal_sender_timeout ends it too; tried again before the next start.
     logger.debug({ err: error, slot, pid }, 'could not end the walsender of the connection given up as dead');
     return false;
+  }
+}
+
+/**
+ * A standby relay watches the slot instead of asking for it: a refused START_REPLICATION costs a connection and a
+ * walsender each time. Returns once no one streams from it (or on stop); a failed look returns too, and the next
+ * start attempt reports the failure.
+ */
+async function waitForSlotRelease(pool: pg.Pool, slot: string, stop: AbortSignal): Promise<void> {
+  while (!stop.aborted) {
+    await sleep(STANDBY_CHECK_MS, stop).catch(() => undefined);
+    const status = await readSlotStatus(pool, slot).catch(() => undefined);
+    if (status?.active !== true) return;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { RelayConfig } from '../config/relayConfig.js';
+import type { RelayRole } from '../core/relayRole.js';
 import { connectDatabase } from '../db/connectDatabase.js';
 import { describeDatabase } from '../db/describeDatabase.js';
 import { describePgTls, warnAboutPgTls } from '../db/pgClientConfig.js';
@@ -100,7 +101,10 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
       observer: combineObservers(readiness.observer(), metrics.observer()),
       stop: signals.stop,
       giveUp: signals.giveUp,
-      onStreaming: () => readiness.markStarted(),
+      onRole: (role: RelayRole) => {
+        readiness.setRole(role);
+        metrics.recordRole(role);
+      },
     };
     // Giving up does not wait for a call in flight (a query waiting on a lock, a broker request). WAL mode has
     // closed its replication connection by then without confirming more; poll mode holds no position (the

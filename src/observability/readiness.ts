@@ -1,4 +1,5 @@
 import type { RelayObserver } from '../core/ports.js';
+import type { RelayRole } from '../core/relayRole.js';
 import type { Logger } from './createLogger.js';
 
 /**
@@ -19,6 +20,8 @@ export interface ReadinessReport {
   readonly ready: boolean;
   /** `ready`, `not ready: starting`, or `not ready: <step> <problem>, …` */
   readonly status: string;
+  /** `starting` until the relay first delivers or stands by. A standby is ready: it takes over by itself. */
+  readonly role: RelayRole | 'starting';
   /** Failing step → a fixed description of its problem. */
   readonly failing: Readonly<Record<string, string>>;
 }
@@ -30,18 +33,22 @@ export interface ReadinessReport {
  */
 export class Readiness {
   private readonly failing = new Map<string, string>();
-  private started = false;
+  private role: RelayRole | undefined;
 
   constructor(private readonly logger: Logger) {}
 
   isReady(): boolean {
-    return this.started && this.failing.size === 0;
+    return this.role !== undefined && this.failing.size === 0;
   }
 
-  markStarted(): void {
+  /**
+   * The relay delivers, or stands by for the replication slot. A standby counts as ready: it is what a second
+   * replica is for, and a Deployment's rollout and PodDisruptionBudget count only Ready pods.
+   */
+  setRole(role: RelayRole): void {
     const wasReady = this.isReady();
-    this.started = true;
-    if (!wasReady && this.isReady()) this.logger.info({ ready: true }, 'pipeline ready');
+    this.role = role;
+    if (!wasReady && this.isReady()) this.logger.info({ ready: true, role }, 'pipeline ready');
   }
 
   /** What fails now, by step, with the reasons (empty when ready, or when not started yet). For logs and tests. */
@@ -58,7 +65,7 @@ export class Readiness {
     const status = this.isReady()
       ? 'ready'
       : `not ready: ${problems.length > 0 ? problems.join(', ') : 'starting'}`;
-    return { ready: this.isReady(), status, failing };
+    return { ready: this.isReady(), status, role: this.role ?? 'starting', failing };
   }
 
   /** A step fails with `reason`, or (undefined) works again. Fed by the retry loops and the health monitor. */

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 import type { RelayMode } from '../config/relayConfig.js';
 import type { RelayObserver } from '../core/ports.js';
+import type { RelayRole } from '../core/relayRole.js';
 import type { OutboxRecord } from '../core/outboxRecord.js';
 import type { OutboxStatus } from '../db/readOutboxStatus.js';
 import type { SlotStatus } from '../db/readSlotStatus.js';
@@ -30,6 +31,7 @@ export class RelayMetrics {
   private readonly oldestPendingAge: Gauge;
   private readonly deliveryLatency: Histogram;
   private readonly inFlight: Gauge;
+  private readonly active: Gauge;
   private readonly slot:
     | {
         readonly lag: Gauge;
@@ -86,6 +88,11 @@ export class RelayMetrics {
       help: 'Events received or claimed and not yet delivered and marked',
       registers,
     });
+    this.active = new Gauge({
+      name: 'outbox_relay_active',
+      help: '1 while this relay delivers; 0 while it starts or stands by (another relay holds the replication slot)',
+      registers,
+    });
     this.slot =
       mode === 'wal'
         ? {
@@ -140,6 +147,10 @@ export class RelayMetrics {
       },
       inFlight: (events) => this.inFlight.set(events),
     };
+  }
+
+  recordRole(role: RelayRole): void {
+    this.active.set(role === 'active' ? 1 : 0);
   }
 
   recordOutboxStatus(status: OutboxStatus): void {

@@ -199,6 +199,7 @@ describe('operations', () => {
       assert.deepEqual(Object.keys(slot).sort(), [
         'active',
         'activePid',
+        'activeReader',
         'confirmedFlushLsn',
         'exists',
         'lagBytes',
@@ -212,6 +213,13 @@ describe('operations', () => {
       assert.equal(slot['exists'], true);
       assert.equal(slot['active'], true);
       assert.equal(slot['walStatus'], 'reserved');
+      // Which relay streams (with standby relays, the active one): its walsender's connection.
+      const reader = slot['activeReader'] as Record<string, unknown>;
+      assert.deepEqual(Object.keys(reader).sort(), ['applicationName', 'backendStart', 'clientAddr', 'pid']);
+      assert.equal(reader['pid'], slot['activePid']);
+      assert.equal(reader['applicationName'], 'walbox');
+      assert.equal(reader['clientAddr'], '127.0.0.1');
+      assert.ok(!Number.isNaN(Date.parse(String(reader['backendStart']))));
       assert.equal(typeof slot['lagBytes'], 'number');
       assert.equal(typeof slot['retainedWalBytes'], 'number');
       assert.deepEqual(report['outbox'], { pending: 0, oldestPendingAgeSeconds: 0, deadLetters: 0 });
@@ -221,6 +229,10 @@ describe('operations', () => {
       assert.equal(human.code, 0, human.stderr);
       assert.match(human.stdout, /lag\s+\d+(\.\d)? (B|KiB|MiB)/);
       assert.match(human.stdout, /health\s+OK/);
+      assert.match(
+        human.stdout,
+        /active relay\s+walbox from 127\.0\.0\.1 \(pid \d+, connected [\dsmhd ]+ ago\)/,
+      );
 
       await relay.stop('SIGTERM');
       const down = await runCli(['status', '--json', ...commandArgs(fixture)]);

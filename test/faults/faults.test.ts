@@ -230,8 +230,17 @@ const scenarios: Scenario[] = [
         most <= baseline + 1,
         `walsenders ${String(baseline)} → ${String(most)} while the standby waits`,
       );
+      assert.ok(
+        second.lines.some((l) => /standing by/.test(l)),
+        'the standby says it stands by',
+      );
+      const killedAt = Date.now();
       context.relay().child.kill('SIGKILL');
-      await second.waitForLine(/streaming from the replication slot/, 120_000);
+      await second.waitForLine(/took over the replication slot/, 120_000);
+      const line = `standby relay takeover: ${((Date.now() - killedAt) / 1000).toFixed(2)} s from kill -9 of the active relay (under load) to the standby streaming`;
+      console.log(line);
+      const file = process.env['FAULT_RESULTS'];
+      if (file !== undefined && file !== '') appendFileSync(`${file}.takeover`, `${line}\n`);
       context.adopt(second);
       return 1;
     },

@@ -4,7 +4,7 @@ import { parseDuration } from '../../config/parseDuration.js';
 import { ConfigError } from '../../errors.js';
 import { describeDatabase } from '../../db/describeDatabase.js';
 import { readOutboxStatus, type OutboxStatus } from '../../db/readOutboxStatus.js';
-import { readSlotStatus, type SlotStatus } from '../../db/readSlotStatus.js';
+import { readSlotStatus, type SlotReader, type SlotStatus } from '../../db/readSlotStatus.js';
 import { withCommandDatabase } from '../commandDatabase.js';
 import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
@@ -98,6 +98,8 @@ function formatReport(report: StatusReport): string {
   const { slot, outbox } = report;
   if (slot !== null) {
     rows.push(['slot', describeSlot(slot)]);
+    if (slot.activeReader !== null)
+      rows.push(['active relay', describeReader(slot.activeReader, Date.now())]);
     if (slot.exists) {
       rows.push(['lag', formatBytes(slot.lagBytes)]);
       rows.push(['retained WAL', formatBytes(slot.retainedWalBytes)]);
@@ -119,4 +121,13 @@ function formatReport(report: StatusReport): string {
 function describeSlot(slot: SlotStatus): string {
   if (!slot.exists) return `${slot.slot}: missing`;
   return `${slot.slot}: ${slot.active ? `active (pid ${String(slot.activePid)})` : 'inactive'}`;
+}
+
+/** With standby relays, which one streams: `walbox from 10.1.2.3 (pid 4711, connected 3h 5m ago)`. */
+function describeReader(reader: SlotReader, now: number): string {
+  const since =
+    reader.backendStart === null
+      ? ''
+      : `, connected ${formatSeconds(Math.max(0, now - Date.parse(reader.backendStart)) / 1000)} ago`;
+  return `${reader.applicationName ?? 'unknown'} from ${reader.clientAddr ?? 'a local socket'} (pid ${String(reader.pid)}${since})`;
 }

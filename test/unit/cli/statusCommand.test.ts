@@ -10,6 +10,7 @@ const SLOT: SlotStatus = {
   exists: true,
   active: true,
   activePid: 7,
+  activeReader: { pid: 7, applicationName: 'walbox', clientAddr: '10.0.0.7', backendStart: null },
   lagBytes: 0,
   retainedWalBytes: 0,
   walStatus: 'reserved',

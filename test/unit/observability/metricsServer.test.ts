@@ -114,12 +114,23 @@ describe('startMetricsServer', () => {
   it('/readyz names what is not ready in fixed words, never an error text', async () => {
     const starting = await fetch(`${url}/readyz`);
     assert.equal(starting.status, 503);
-    assert.deepEqual(await starting.json(), { ready: false, status: 'not ready: starting', failing: {} });
+    assert.deepEqual(await starting.json(), {
+      ready: false,
+      status: 'not ready: starting',
+      role: 'starting',
+      failing: {},
+    });
 
-    readiness.markStarted();
+    // A relay standing by for the replication slot is ready: it takes over by itself (docs/operations.md).
+    readiness.setRole('standby');
+    const standby = await fetch(`${url}/readyz`);
+    assert.equal(standby.status, 200);
+    assert.deepEqual(await standby.json(), { ready: true, status: 'ready', role: 'standby', failing: {} });
+
+    readiness.setRole('active');
     const ready = await fetch(`${url}/readyz`);
     assert.equal(ready.status, 200);
-    assert.deepEqual(await ready.json(), { ready: true, status: 'ready', failing: {} });
+    assert.deepEqual(await ready.json(), { ready: true, status: 'ready', role: 'active', failing: {} });
 
     readiness.setFailing('kafka', `connect ECONNREFUSED kafka-internal.${MARKER}:9092`);
     readiness.setFailing('database', `password authentication failed for user "${MARKER}"`);
@@ -137,6 +148,7 @@ describe('startMetricsServer', () => {
       ready: false,
       status:
         'not ready: kafka unreachable, database cannot read the outbox status, publish to Kafka failing, being retried',
+      role: 'active',
       failing: {
         kafka: 'unreachable',
         database: 'cannot read the outbox status',

@@ -77,6 +77,7 @@ describe('RelayMetrics', () => {
       exists: true,
       active: true,
       activePid: 1,
+      activeReader: null,
       lagBytes: 10,
       retainedWalBytes: 20,
       walStatus: 'extended',
@@ -95,5 +96,14 @@ describe('RelayMetrics', () => {
     const names = (await poll.registry.getMetricsAsJSON()).map((m) => m.name);
     assert.ok(!names.some((n) => n.startsWith('outbox_replication_slot_')));
     assert.ok(names.includes('outbox_events_pending'));
+  });
+
+  it('reports the role: outbox_relay_active is 1 only while delivering', async () => {
+    const metrics = new RelayMetrics('wal');
+    assert.equal(await sample(metrics, 'outbox_relay_active'), 0);
+    metrics.recordRole('active');
+    assert.equal(await sample(metrics, 'outbox_relay_active'), 1);
+    metrics.recordRole('standby');
+    assert.equal(await sample(metrics, 'outbox_relay_active'), 0);
   });
 });
