@@ -59,7 +59,7 @@ describe('deploy/ files', () => {
       `promtool is missing (${String(result.error)}): install Debian's prometheus package (.ci/run does)`,
     );
     assert.equal(result.status, 0, result.stdout + result.stderr);
-    assert.match(result.stdout, /SUCCESS: 7 rules found/);
+    assert.match(result.stdout, /SUCCESS: 8 rules found/);
   });
 
   it('the rules and the dashboard only use metrics walbox exports (or up)', async () => {
@@ -93,6 +93,7 @@ describe('deploy/ files', () => {
       /outbox_replication_slot_lag_bytes >/,
       /outbox_replication_slot_wal_status\{status="reserved"\} == 0/,
       /up\{job="walbox"\} == 0/,
+      /sum\(outbox_relay_active\{job="walbox"\}\) == 0/,
     ]) {
       assert.match(text, expected);
     }
