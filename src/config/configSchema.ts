@@ -283,7 +283,8 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     min: 1,
     max: 1_000,
     default: 10,
-    description: 'poll mode: failed attempts before a row is dead-lettered',
+    description:
+      'poll mode: failed attempts before a row is dead-lettered (topic failures count; broker outages do not)',
     commands: RUN,
   },
   {

@@ -72,6 +72,52 @@ describe('poll mode', () => {
     );
   });
 
+  it('a broker outage longer than the whole backoff schedule spends no attempts and dead-letters nothing', async (t) => {
+    await withRelaySetup(async (setup) => {
+      // The schedule: 100 ms, 200 ms, then dead-lettered at the third attempt, were outages counted.
+      const relay = setup.startRelay(
+        '--mode',
+        'poll',
+        '--poll-interval',
+        '200ms',
+        '--max-attempts',
+        '3',
+        '--retry-backoff-initial',
+        '100ms',
+        '--retry-backoff-max',
+        '200ms',
+      );
+      await relay.waitForLine(/polling the outbox/);
+      await stopBroker();
+      let written: WrittenEvent[] = [];
+      try {
+        written = (await writeOrders(setup.fixture.schema, 50, 5)).committed;
+        await relay.waitForLine(/the broker is unavailable; retrying without spending attempts/, 60_000);
+        await new Promise((resolve) => setTimeout(resolve, 10_000)); // 10 s: many times the schedule
+        const spent = await setup.fixture.query<{ attempts: number; dead: string }>(
+          `SELECT coalesce(max(attempts), 0)::int AS attempts, count(dead_lettered_at)::text AS dead FROM ${setup.table}`,
+        );
+        const failures = relay.lines.filter((l) => /retrying without spending attempts/.test(l)).length;
+        t.diagnostic(
+          `during the outage: ${String(failures)} failed publishes, max attempts ${String(spent[0]?.attempts)}, dead ${String(spent[0]?.dead)}`,
+        );
+        // More failed publishes than --max-attempts: counted as attempts, they would have dead-lettered the rows.
+        assert.ok(failures >= 3, `${String(failures)} failed publishes`);
+        assert.deepEqual(spent[0], { attempts: 0, dead: '0' });
+      } finally {
+        await startBroker();
+      }
+      const topic = await setup.reader();
+      await topic.waitForIds(
+        written.map((e) => e.id),
+        120_000,
+      );
+      const report = reportDelivery(written, topic.messages);
+      assert.deepEqual({ lost: report.lost.length, reordered: report.reordered }, { lost: 0, reordered: [] });
+      assert.equal(await countPending(setup), 0);
+    });
+  });
+
   it('wakes on NOTIFY well before the poll interval, polls without it, and survives a killed LISTEN connection', async (t) => {
     await withRelaySetup(async (setup) => {
       const base = [

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { OutboxRecord, RejectedRecord } from '../../core/outboxRecord.js';
 import type { RelayLogger, RelayObserver, Sink, Sleep } from '../../core/ports.js';
 import { isTransactionConflict, isTransientConnectionError } from '../../db/sqlState.js';
-import { isRetriable, toError } from '../../errors.js';
+import { WalboxError, isRetriable, toError } from '../../errors.js';
 import type { OutboxRow } from '../../db/outboxRowQuery.js';
 import { MAX_BATCH_BYTES, toRecord } from '../../db/outboxRowQuery.js';
 import { buildPollQueries, type PollQueries } from './pollQueries.js';
@@ -83,10 +83,18 @@ export class PollRelay {
           continue;
         }
         if (!isTransientConnectionError(error) && !isRetriable(error)) throw error;
-        failing = true;
-        this.deps.logger.warn({ err: error, retryInMs: outageDelay }, 'poll failed; retrying');
+        // A broker outage: the claimed rows were rolled back untouched (see deliver); readiness recovers when
+        // a later batch is published (pollOnce).
+        const brokerAway = isBrokerOutage(error);
+        if (!brokerAway) failing = true;
+        this.deps.logger.warn(
+          { err: error, retryInMs: outageDelay },
+          brokerAway
+            ? 'publish failed: the broker is unavailable; retrying without spending attempts'
+            : 'poll failed; retrying',
+        );
         this.deps.observer.retrying?.({
-          step: 'poll',
+          step: brokerAway ? 'publish to Kafka' : 'poll',
           attempt: 0,
           delayMs: outageDelay,
           error: toError(error),
@@ -172,7 +180,13 @@ export class PollRelay {
       ({ rejected } = await this.deps.sink.publish(records));
     } catch (error) {
       if (!isRetriable(error)) throw error;
-      const groups = isTopicScoped(error) ? splitByTopic(records, (r) => this.deps.sink.topicOf(r)) : [];
+      if (!isTopicScoped(error)) {
+        // The broker is away (unreachable, timed out, no leader): nothing is wrong with these events, so they
+        // spend no attempt (an outage must never dead-letter them). The claim rolls back, the loop backs off.
+        this.deps.observer.inFlight?.(0);
+        throw error;
+      }
+      const groups = splitByTopic(records, (r) => this.deps.sink.topicOf(r));
       if (groups.length > 1) {
         // One topic's problem (missing, denied) must not cost the events of other topics their attempts.
         let delivered = true;
@@ -263,6 +277,11 @@ export class PollRelay {
     ]);
     return true;
   }
+}
+
+/** The sink could not reach the broker (as opposed to a failure of one topic, or of the database). */
+function isBrokerOutage(error: unknown): boolean {
+  return error instanceof WalboxError && error.code === 'SINK_UNAVAILABLE' && !isTopicScoped(error);
 }
 
 function isTopicScoped(error: unknown): boolean {
