@@ -10,6 +10,7 @@ export type WalboxErrorCode =
   | 'DECODE_FAILED'
   | 'SINK_UNAVAILABLE'
   | 'SINK_REJECTED'
+  | 'SINK_MISCONFIGURED'
   | 'SHUTDOWN_TIMEOUT'
   | 'INTERNAL';
 
@@ -66,4 +67,18 @@ export function toError(thrown: unknown): Error {
 /** True only for errors that say themselves that a retry can succeed. */
 export function isRetriable(thrown: unknown): boolean {
   return thrown instanceof WalboxError && thrown.retriable;
+}
+
+/**
+ * What a retry log line shows of an error: its message and code, without the stack (a retried outage repeats
+ * the same stack every backoff; it is logged at debug).
+ */
+export function summarizeError(thrown: unknown): { type: string; message: string; code?: string } {
+  const error = toError(thrown);
+  const code: unknown = (error as { code?: unknown }).code;
+  return {
+    type: error.name,
+    message: error.message,
+    ...(typeof code === 'string' || typeof code === 'number' ? { code: String(code) } : {}),
+  };
 }

@@ -253,8 +253,9 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     kind: 'integer',
     min: 1,
     max: 32,
-    default: 3,
-    description: 'replication factor of topics created by --create-topics',
+    default: undefined,
+    description:
+      "replication factor of topics created by --create-topics; unset: the broker's default.replication.factor",
     commands: ['run', 'dlq'],
   },
   {

@@ -34,7 +34,8 @@ export interface RelayConfig {
   readonly topicAllow: string | undefined;
   readonly createTopics: boolean;
   readonly topicPartitions: number;
-  readonly topicReplicationFactor: number;
+  /** Unset: the broker's default.replication.factor. */
+  readonly topicReplicationFactor: number | undefined;
   readonly batchSize: number;
   readonly pollIntervalMs: number;
   readonly maxAttempts: number;

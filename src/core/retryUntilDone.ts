@@ -1,3 +1,4 @@
+import { summarizeError } from '../errors.js';
 import type { RelayLogger, RelayObserver, Sleep } from './ports.js';
 
 export interface RetryPolicy {
@@ -17,6 +18,10 @@ export interface RetryContext {
 /** True for errors that say a retry can succeed (WalboxError.retriable); anything else is fatal here. */
 function isRetriableError(error: unknown): error is Error & { retriable: true } {
   return error instanceof Error && 'retriable' in error && error.retriable === true;
+}
+
+function isMisconfiguration(error: Error): boolean {
+  return 'code' in error && error.code === 'SINK_MISCONFIGURED';
 }
 
 /**
@@ -40,7 +45,15 @@ export async function retryUntilDone<T>(
       return result;
     } catch (error) {
       if (!isRetriableError(error) || context.signal.aborted) throw error;
-      context.logger.warn({ step: name, attempt, retryInMs: delay, err: error }, `${name} failed; retrying`);
+      // The message and code on each retry; the stack (the same every time) at debug only.
+      const fields = { step: name, attempt, retryInMs: delay, err: summarizeError(error) };
+      if (isMisconfiguration(error)) {
+        // Not an outage: it lasts until someone changes the configuration; say so as an error.
+        context.logger.error(fields, `${name} failed: a configuration error; retrying until it is fixed`);
+      } else {
+        context.logger.warn(fields, `${name} failed; retrying`);
+      }
+      context.logger.debug({ step: name, err: error }, `${name} failed`);
       context.observer.retrying?.({ step: name, attempt, delayMs: delay, error });
       await context.sleep(delay, context.signal);
       delay = Math.min(delay * 2, context.policy.maxDelayMs);

@@ -11,7 +11,7 @@ import { readSlotStatus } from '../db/readSlotStatus.js';
 import { SQLSTATE, errorCodeOf } from '../db/sqlState.js';
 import { PgOutboxStore } from '../db/pgOutboxStore.js';
 import { WalboxState, type SlotRecord } from '../db/walboxState.js';
-import { PreconditionError, WalboxError } from '../errors.js';
+import { PreconditionError, WalboxError, summarizeError } from '../errors.js';
 import { drainPendingRows } from '../source/poll/drainPendingRows.js';
 import {
   alterSlotFailover,
@@ -184,7 +184,7 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
           continue;
         }
         logger.warn(
-          { err: error, slot: config.slot, retryInMs: delay },
+          { err: summarizeError(error), slot: config.slot, retryInMs: delay },
           'replication interrupted; reconnecting',
         );
         context.observer.retrying?.({

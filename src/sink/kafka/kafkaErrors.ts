@@ -18,6 +18,42 @@ const TOPIC_ERRORS = new Set([
   'INVALID_CONFIG',
 ]);
 
+/** Refusals of a topic creation that only a change of configuration (or an operator) can fix. */
+const CREATE_REFUSALS: ReadonlyMap<string, string> = new Map([
+  [
+    'INVALID_REPLICATION_FACTOR',
+    'set --topic-replication-factor to at most the number of brokers (or leave it unset for the broker default)',
+  ],
+  ['INVALID_PARTITIONS', 'set --topic-partitions to a number the cluster accepts'],
+  ['INVALID_CONFIG', "check the broker's topic defaults, or create the topic yourself"],
+  ['POLICY_VIOLATION', "the cluster's create-topic policy refuses it: create the topic yourself"],
+  ['TOPIC_AUTHORIZATION_FAILED', 'grant CREATE on the topic to the Kafka user, or create the topic yourself'],
+  [
+    'CLUSTER_AUTHORIZATION_FAILED',
+    'grant CREATE on the cluster to the Kafka user, or create the topic yourself',
+  ],
+  ['INVALID_TOPIC_EXCEPTION', 'the name is not a valid Kafka topic name: change --topic or --topic-template'],
+]);
+
+/**
+ * Wraps a failed topic creation: a refusal the configuration causes is a SINK_MISCONFIGURED error saying what to
+ * change; anything else (an outage, a topic created meanwhile by another relay) is an ordinary sink error.
+ */
+export function toCreateTopicError(error: unknown, topics: readonly string[]): SinkError {
+  const type = findProtocolErrorType(error);
+  const fix = type === undefined ? undefined : CREATE_REFUSALS.get(type);
+  if (fix === undefined) return toSinkError(error, `create Kafka topic ${topics.join(', ')}`);
+  return new SinkError(
+    `the cluster refused to create Kafka topic ${topics.join(', ')} (${type ?? ''}): ${fix}`,
+    {
+      cause: error,
+      retriable: true,
+      topicScoped: true,
+      misconfigured: true,
+    },
+  );
+}
+
 /** The protocol error type (e.g. MESSAGE_TOO_LARGE) anywhere in a kafkajs error's cause chain. */
 export function findProtocolErrorType(error: unknown): string | undefined {
   for (let current: unknown = error, depth = 0; current instanceof Error && depth < 10; depth++) {

@@ -11,7 +11,7 @@ import type { OutboxRecord, RejectedRecord } from '../../core/outboxRecord.js';
 import type { PublishResult, RelayLogger, Sink } from '../../core/ports.js';
 import { explainBadHeaders } from '../../core/toEventHeaders.js';
 import { resolveTopic, type TopicChoice } from '../../core/topicName.js';
-import { PreconditionError } from '../../errors.js';
+import { ConfigError, PreconditionError } from '../../errors.js';
 import { SinkError } from '../sinkError.js';
 import { createKafkaClient } from './createKafkaClient.js';
 import { describeStartupRefusal } from './describeStartupRefusal.js';
@@ -31,7 +31,7 @@ export interface KafkaSinkOptions {
   readonly compression: 'none' | 'gzip';
   readonly createTopics: boolean;
   readonly topicPartitions: number;
-  readonly topicReplicationFactor: number;
+  readonly topicReplicationFactor: number | undefined;
   readonly dlqTopic: string | undefined;
   readonly startupTimeoutMs: number;
   readonly logger: RelayLogger;
@@ -76,10 +76,10 @@ export class KafkaSink implements Sink {
     const admin = kafka.admin({ retry: { retries: 0 } });
     const deadline = Date.now() + options.startupTimeoutMs;
     for (let delay = 250; ; delay = Math.min(delay * 2, 2_000)) {
+      let brokers: number;
       try {
         await admin.connect();
-        await admin.describeCluster();
-        break;
+        brokers = (await admin.describeCluster()).brokers.length;
       } catch (error) {
         await admin.disconnect().catch(() => undefined);
         // A refused login or an untrusted certificate is configuration: say so now instead of retrying.
@@ -96,7 +96,17 @@ export class KafkaSink implements Sink {
           );
         }
         await new Promise((resolve) => setTimeout(resolve, delay));
+        continue;
       }
+      const factor = options.topicReplicationFactor;
+      if (options.createTopics && factor !== undefined && factor > brokers) {
+        await admin.disconnect().catch(() => undefined);
+        throw new ConfigError(
+          `--topic-replication-factor ${String(factor)} is more than the ${String(brokers)} broker(s) of Kafka at ` +
+            `${options.brokers.join(',')}: lower it, or leave it unset for the broker's default.replication.factor`,
+        );
+      }
+      break;
     }
     const producer = kafka.producer({
       createPartitioner: Partitioners.DefaultPartitioner,
@@ -174,6 +184,9 @@ export class KafkaSink implements Sink {
     try {
       await this.catalog.ensure([topic]);
     } catch (error) {
+      if (error instanceof SinkError && error.code === 'SINK_MISCONFIGURED') {
+        throw new ConfigError(`--dlq-topic ${topic}: ${error.message}`, { cause: error });
+      }
       if (error instanceof SinkError && error.topicScoped) {
         throw new PreconditionError(
           `--dlq-topic ${topic}: ${error.message.replace(/^Kafka topic \S+ /, 'the topic ')}`,

@@ -2,12 +2,13 @@ import { ConfigResourceTypes, type Admin } from 'kafkajs';
 
 import type { RelayLogger } from '../../core/ports.js';
 import { SinkError } from '../sinkError.js';
-import { toSinkError } from './kafkaErrors.js';
+import { toCreateTopicError, toSinkError } from './kafkaErrors.js';
 
 export interface TopicCatalogOptions {
   readonly createTopics: boolean;
   readonly partitions: number;
-  readonly replicationFactor: number;
+  /** Unset: the broker's default.replication.factor (CreateTopics with -1). */
+  readonly replicationFactor: number | undefined;
   readonly logger: RelayLogger;
 }
 
@@ -80,15 +81,19 @@ export class TopicCatalog {
         topics: topics.map((topic) => ({
           topic,
           numPartitions: this.options.partitions,
-          replicationFactor: this.options.replicationFactor,
+          replicationFactor: this.options.replicationFactor ?? -1,
         })),
       });
     } catch (error) {
       // Another relay may have created it in between: listTopics will tell on the next attempt.
-      throw toSinkError(error, `create Kafka topic ${topics.join(', ')}`);
+      throw toCreateTopicError(error, topics);
     }
     this.options.logger.info(
-      { topics, partitions: this.options.partitions, replicationFactor: this.options.replicationFactor },
+      {
+        topics,
+        partitions: this.options.partitions,
+        replicationFactor: this.options.replicationFactor ?? 'broker default',
+      },
       'created Kafka topics',
     );
   }

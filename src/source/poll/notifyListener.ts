@@ -2,6 +2,7 @@ import pg from 'pg';
 
 import type { RelayLogger } from '../../core/ports.js';
 import { toPgClientConfig } from '../../db/pgClientConfig.js';
+import { summarizeError } from '../../errors.js';
 
 /**
  * Keeps a LISTEN connection open and calls `onNotify` for each notification. Reconnects (and LISTENs again)
@@ -42,7 +43,7 @@ export class NotifyListener {
       if (this.stopped || this.client !== client) return;
       this.client = undefined;
       this.options.logger.warn(
-        { err: error, retryInMs: this.delay },
+        { err: summarizeError(error), retryInMs: this.delay },
         'LISTEN connection lost; polling on the interval meanwhile',
       );
       void client.end().catch(() => undefined);

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { OutboxRecord, RejectedRecord } from '../../core/outboxRecord.js';
 import type { RelayLogger, RelayObserver, Sink, Sleep } from '../../core/ports.js';
 import { isTransactionConflict, isTransientConnectionError } from '../../db/sqlState.js';
-import { WalboxError, isRetriable, toError } from '../../errors.js';
+import { WalboxError, isRetriable, summarizeError, toError } from '../../errors.js';
 import type { OutboxRow } from '../../db/outboxRowQuery.js';
 import { MAX_BATCH_BYTES, toRecord } from '../../db/outboxRowQuery.js';
 import { buildPollQueries, type PollQueries } from './pollQueries.js';
@@ -88,7 +88,7 @@ export class PollRelay {
         const brokerAway = isBrokerOutage(error);
         if (!brokerAway) failing = true;
         this.deps.logger.warn(
-          { err: error, retryInMs: outageDelay },
+          { err: summarizeError(error), retryInMs: outageDelay },
           brokerAway
             ? 'publish failed: the broker is unavailable; retrying without spending attempts'
             : 'poll failed; retrying',
@@ -195,7 +195,7 @@ export class PollRelay {
       }
       const reason = toError(error).message;
       this.deps.logger.warn(
-        { events: records.length, err: error },
+        { events: records.length, err: summarizeError(error) },
         'publish failed; rows will be retried after their backoff',
       );
       await this.recordFailure(
