@@ -15,12 +15,12 @@ export function addConfigOptions<T>(yargs: Argv<T>, command: CommandName): Argv<
   let result = yargs;
   for (const spec of OPTION_SPECS) {
     if (!spec.commands.includes(command)) continue;
+    // No yargs `choices`: its "Invalid values" error is two lines in another style; loadConfig says it in one.
     const option: Options = {
       type: spec.kind === 'boolean' ? 'boolean' : 'string',
       description: describeOption(spec),
       group: 'Options (also read from the environment):',
     };
-    if (spec.choices !== undefined) option.choices = [...spec.choices];
     result = result.option(spec.flag, option);
   }
   return result;
@@ -57,7 +57,8 @@ export function readConfigFlags(
 export function describeOption(spec: OptionSpec): string {
   const env = [toEnvName(spec.flag), spec.fallbackEnv].filter((n) => n !== undefined).join(', ');
   const shownDefault = formatDefault(spec);
-  return `${spec.description} [env ${env}]${shownDefault === undefined ? '' : ` [default ${shownDefault}]`}`;
+  const choices = spec.choices === undefined ? '' : ` [choices: ${spec.choices.join(', ')}]`;
+  return `${spec.description}${choices} [env ${env}]${shownDefault === undefined ? '' : ` [default ${shownDefault}]`}`;
 }
 
 export function formatDefault(spec: OptionSpec): string | undefined {

@@ -11,10 +11,18 @@ import { slotCommand } from './commands/slotCommand.js';
 import { statusCommand } from './commands/statusCommand.js';
 import { describeUsageError } from './describeUsageError.js';
 import { EXIT } from './exitCodeFor.js';
+import { normalizeArgs } from './normalizeArgs.js';
 
 /** Parses argv and dispatches; every command handler reports its own errors (runCommand). */
 export async function main(argv: readonly string[]): Promise<void> {
-  await yargs(hideBin([...argv]))
+  let args: string[];
+  try {
+    args = normalizeArgs(hideBin([...argv]));
+  } catch (error) {
+    process.stderr.write(`walbox: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(EXIT.USAGE);
+  }
+  await yargs(args)
     .scriptName('walbox')
     .usage(
       'walbox: delivers transactional-outbox events from PostgreSQL to Kafka\n\nUsage: $0 <command> [options]',
@@ -26,7 +34,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     .command(slotCommand)
     .command(dlqCommand)
     .command(cleanupCommand)
-    .demandCommand(1, 'name a command (see walbox --help)')
+    .demandCommand(1, 'name a command')
     .strict()
     .recommendCommands()
     .help()

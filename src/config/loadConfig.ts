@@ -26,6 +26,7 @@ export function loadConfig(input: LoadConfigInput = {}): RelayConfig {
   const fromEnv: RawSettings = readEnv(input.env ?? {}, input.readFile);
   const values: Record<string, unknown> = {};
   const problems: string[] = [];
+  const invalid = new Set<string>();
   for (const spec of OPTION_SPECS) {
     const flag = input.flags?.[spec.key];
     const raw = flag !== undefined ? { value: flag, source: `--${spec.flag}` } : fromEnv[spec.key];
@@ -37,10 +38,13 @@ export function loadConfig(input: LoadConfigInput = {}): RelayConfig {
     if (parsed.ok) {
       values[spec.key] = parsed.value;
     } else {
+      invalid.add(spec.key);
       problems.push(describeProblem(spec, raw.value, raw.source, parsed.reason));
     }
   }
   for (const key of input.required ?? []) {
+    // An invalid value was reported as such: it is not also "missing".
+    if (invalid.has(key)) continue;
     if (values[key] === undefined || (Array.isArray(values[key]) && values[key].length === 0)) {
       const spec = OPTION_SPECS.find((s) => s.key === key);
       if (spec !== undefined) problems.push(describeMissing(spec));

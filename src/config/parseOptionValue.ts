@@ -1,4 +1,5 @@
 import type { OptionSpec } from './configSchema.js';
+import { BOOLEAN_WORDS, parseBoolean } from './parseBoolean.js';
 import { parseDuration } from './parseDuration.js';
 import { explainBadTopicName } from '../core/topicName.js';
 import { explainBadIdentifier, explainBadSlotName } from './validateIdentifier.js';
@@ -11,7 +12,7 @@ const TEMPLATE_PLACEHOLDERS = new Set(['aggregate_type', 'event_type']);
 
 /** Turns one raw flag or environment value into the typed value the spec asks for. */
 export function parseOptionValue(spec: OptionSpec, raw: string | boolean): ParsedValue {
-  if (spec.kind === 'boolean') return parseBoolean(raw);
+  if (spec.kind === 'boolean') return parseBooleanValue(raw);
   const text = String(raw);
   switch (spec.kind) {
     case 'string':
@@ -58,12 +59,10 @@ function check(value: string, problem: string | undefined): ParsedValue {
   return problem === undefined ? ok(value) : fail(problem);
 }
 
-function parseBoolean(raw: string | boolean): ParsedValue {
+function parseBooleanValue(raw: string | boolean): ParsedValue {
   if (typeof raw === 'boolean') return ok(raw);
-  const text = raw.trim().toLowerCase();
-  if (['true', '1', 'yes', 'on'].includes(text)) return ok(true);
-  if (['false', '0', 'no', 'off'].includes(text)) return ok(false);
-  return fail('must be true or false');
+  const value = parseBoolean(raw);
+  return value === undefined ? fail(`must be ${BOOLEAN_WORDS}`) : ok(value);
 }
 
 function parseInteger(spec: OptionSpec, text: string): ParsedValue {
@@ -72,6 +71,7 @@ function parseInteger(spec: OptionSpec, text: string): ParsedValue {
 }
 
 function parseDurationValue(spec: OptionSpec, text: string): ParsedValue {
+  if (/^\s*-/.test(text)) return fail('must not be negative (a duration such as 500ms, 10s, 5m)');
   const ms = parseDuration(text);
   if (ms === undefined) return fail('must be a duration such as 500ms, 10s, 5m, 1h or 7d');
   return inRange(spec, ms, (n) => `${n}ms`);

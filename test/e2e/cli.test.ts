@@ -32,12 +32,54 @@ describe('walbox CLI', () => {
     const result = await runCli(['migrate', '--tabel', 'x']);
     assert.equal(result.code, 2);
     assert.equal(result.stderr.trim().split('\n').length, 1);
-    assert.match(result.stderr, /Unknown argument: tabel/);
+    assert.match(result.stderr, /Unknown argument: --tabel \(see walbox --help\)$/m);
   });
 
   it('exits 2 without a command or with an unknown one', async () => {
-    assert.equal((await runCli([])).code, 2);
+    const none = await runCli([]);
+    assert.equal(none.code, 2);
+    assert.equal(none.stderr, 'walbox: name a command (see walbox --help)\n');
     assert.equal((await runCli(['frobnicate'])).code, 2);
+  });
+
+  it('reports every bad value in one line of one style, naming it once (exit 2)', async () => {
+    const url = 'postgres://u@127.0.0.1:1/db';
+    for (const [args, expected] of [
+      [
+        ['run', '--database-url', url, '--create-topics=maybe'],
+        /^walbox: invalid --create-topics "maybe": must be true or false/,
+      ],
+      [
+        ['status', '--json=perhaps', '--database-url', url],
+        /^walbox: invalid --json "perhaps": must be true or false/,
+      ],
+      [
+        ['run', '--mode=foo', '--database-url', url, '--kafka-brokers', 'k:9092'],
+        /^walbox run: invalid --mode "foo": must be one of wal, poll$/,
+      ],
+      [
+        ['run', '--database-url', url, '--kafka-brokers', 'k:9092', '--startup-timeout', '-1s'],
+        /^walbox run: invalid --startup-timeout "-1s": must not be negative/,
+      ],
+      [
+        ['dlq', 'frob', '--database-url', url],
+        /^walbox: invalid action "frob": must be one of list, retry, purge, skip/,
+      ],
+      [
+        ['run', '--database-url', 'notaurl', '--kafka-brokers', 'k:9092'],
+        /^walbox run: invalid --database-url: is not a URL/,
+      ],
+      [
+        ['status', '--log-format=xml', '--database-url', url],
+        /^walbox: Unknown argument: --log-format \(see walbox --help\)$/,
+      ],
+    ] as const) {
+      const result = await runCli(args);
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+      assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+      assert.match(result.stderr.trim(), expected);
+      assert.doesNotMatch(result.stderr, /missing --database-url/, 'an invalid value is not also missing');
+    }
   });
 
   it('exits 2 on a malformed --database-url, without echoing it', async () => {

@@ -29,10 +29,10 @@ describe('usage errors (the compiled CLI)', () => {
     const result = await runCli(['migrate', '--tabel', 'x', `postgres://u:${SECRET}@h/db`], {
       timeoutMs: 30_000,
     });
-    assert.match(result.stderr, /^walbox: Unknown argument: tabel; unexpected argument/);
+    assert.match(result.stderr, /^walbox: Unknown argument: --tabel; unexpected argument/);
     const typo = await runCli(['migrate', '--tabel', 'x'], { timeoutMs: 30_000 });
     assert.equal(typo.code, 2);
-    assert.equal(typo.stderr, 'walbox: Unknown argument: tabel (see walbox --help)\n');
+    assert.equal(typo.stderr, 'walbox: Unknown argument: --tabel (see walbox --help)\n');
   });
 
   it('hides the password of a URL that yargs quotes for another reason', async () => {
@@ -44,11 +44,12 @@ describe('usage errors (the compiled CLI)', () => {
 });
 
 describe('describeUsageError', () => {
-  it('keeps messages without secrets as they are', () => {
+  it('keeps messages without secrets, naming each unknown option once as typed', () => {
     assert.equal(describeUsageError('Did you mean status?', ['stauts']), 'Did you mean status?');
     assert.equal(
       describeUsageError('Unknown arguments: foo-bar, fooBar, q', ['status', '--foo-bar=1', '-q']),
-      'Unknown arguments: foo-bar, fooBar, q',
+      // yargs names --foo-bar twice (also as fooBar): once, as typed.
+      'Unknown arguments: --foo-bar, -q',
     );
   });
 
@@ -60,17 +61,18 @@ describe('describeUsageError', () => {
         'x',
         's3cret, a, b',
       ]),
-      'Unknown argument: bogus; unexpected argument (value not shown: it may hold a secret); ' +
+      'Unknown argument: --bogus; unexpected argument (value not shown: it may hold a secret); ' +
         'pass a database URL as --database-url or DATABASE_URL',
     );
   });
 
   it('hides URL passwords and password= values in any other message', () => {
     assert.equal(
-      describeUsageError('Invalid values:\n  Argument: action, Given: "postgres://u:pw@h/db?password=x"', [
-        'dlq',
-      ]),
-      'Invalid values:\n  Argument: action, Given: "postgres://u:***@h/db?password=***"',
+      describeUsageError(
+        'Invalid values:\n  Argument: action, Given: "postgres://u:pw@h/db?password=x", Choices: "list", "retry"',
+        ['dlq'],
+      ),
+      'invalid action "postgres://u:***@h/db?password=***": must be one of list, retry',
     );
   });
 });
