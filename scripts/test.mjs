@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
+import { TEST_TOOLS, ensureTools } from './stack/ensureTools.mjs';
 import { PG_VERSIONS, defaultPgVersion, startPostgres, stopPostgres } from './stack/postgres.mjs';
 import { ROOT, findFreePort, stackEnv, startStack, stopStack } from './stack/stack.mjs';
 
@@ -78,6 +79,12 @@ const needsServices = files.some((f) => !relative(BUILD, f).startsWith(join('tes
 let env = { ...process.env };
 let ownStack = false;
 if (needsServices) {
+  try {
+    ensureTools(TEST_TOOLS, log);
+  } catch (error) {
+    log(error.message);
+    process.exit(1);
+  }
   if (process.env.TEST_DATABASE_URL && process.env.TEST_KAFKA_BROKERS) {
     log('using the services in TEST_DATABASE_URL and TEST_KAFKA_BROKERS');
   } else {

@@ -17,6 +17,8 @@ import {
 import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { ensureCommand } from './ensureTools.mjs';
+
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
 export const PG_PASSWORD = 'walbox-test-secret';
@@ -129,18 +131,6 @@ export function fetchPostgres({ version, log = console.error }) {
     throw new Error(`could not unpack PostgreSQL ${full} (needs unzip and xz): ${error.message}`);
   }
   return bin;
-}
-
-/** Installs Debian's `pkg` when `command` is missing and we are root; otherwise says what to install. */
-function ensureCommand(command, pkg, log) {
-  if (spawnSync('sh', ['-c', `command -v ${command}`]).status === 0) return;
-  if (!isRoot()) throw new Error(`${command} is missing: install Debian's ${pkg} package`);
-  log(`stack: installing ${pkg} from Debian`);
-  execFileSync('apt-get', ['update', '-q'], { stdio: 'inherit' });
-  execFileSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', pkg], {
-    stdio: 'inherit',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
 }
 
 /** When we are root, PostgreSQL runs as the postgres user (it refuses to run as root). */

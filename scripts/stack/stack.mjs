@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 
 import { fetchKafka, startKafka, stopKafka } from './kafka.mjs';
 import { startPostgres, stopPostgres } from './postgres.mjs';
+import { STACK_TOOLS, ensureTools } from './ensureTools.mjs';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -35,6 +36,7 @@ export async function startStack({ stateDir, log = console.error }) {
   if (readState(stateDir) !== undefined) {
     throw new Error(`a stack is already recorded in ${stateDir}: run \`npm run stack -- down\` first`);
   }
+  ensureTools(STACK_TOOLS, log);
   mkdirSync(stateDir, { recursive: true });
   const started = Date.now();
   await fetchKafka({ root: ROOT, log });

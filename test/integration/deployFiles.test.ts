@@ -56,7 +56,7 @@ describe('deploy/ files', () => {
     const result = spawnSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' });
     assert.ok(
       result.error === undefined,
-      `promtool is missing (${String(result.error)}): install Debian's prometheus package (.ci/run does)`,
+      `promtool is missing (${String(result.error)}): install Debian's prometheus package (npm test does as root)`,
     );
     assert.equal(result.status, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /SUCCESS: 8 rules found/);
