@@ -1,13 +1,13 @@
 # walbox: multi-stage build; the runtime image holds dist/, sql/ and production dependencies only, runs as the
 # unprivileged `node` user, and checks /healthz with node itself (no curl in the image).
-FROM node:20-alpine AS build
+FROM node:24-alpine AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json tsconfig.build.json ./
 RUN npm ci --no-audit --no-fund
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-alpine
+FROM node:24-alpine
 ENV NODE_ENV=production \
     WALBOX_METRICS_HOST=0.0.0.0 \
     WALBOX_METRICS_PORT=9464 \

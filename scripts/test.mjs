@@ -2,14 +2,17 @@
 // The test runner behind `npm test`: compile, start the stack unless TEST_DATABASE_URL and TEST_KAFKA_BROKERS
 // point at running services, run one `node --test` over the compiled tests on the main PostgreSQL version
 // (TEST_PG_VERSION, default 15), then the compatibility subset on each other supported version (the same broker,
-// a private cluster per version), stop the stack.
+// a private cluster per version), then the unit tests and WAL mode end to end on each other supported Node.js
+// release (fetched from the npm registry), stop the stack.
 // Flags: --unit (unit tests only, no services), --pg=16,17 (the versions of the subset; --pg= for none),
+// --node=24 (the other Node.js releases; --node= for none),
 // a path filter (e.g. `node scripts/test.mjs migrate`).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 import { TEST_TOOLS, ensureTools } from './stack/ensureTools.mjs';
+import { fetchNode } from './stack/nodeRuntime.mjs';
 import { PG_VERSIONS, defaultPgVersion, startPostgres, stopPostgres } from './stack/postgres.mjs';
 import { ROOT, findFreePort, stackEnv, startStack, stopStack } from './stack/stack.mjs';
 
@@ -27,6 +30,10 @@ const COMPATIBILITY_SUBSET = [
   'faults/failover.test.js',
 ];
 
+/** What the other supported Node.js releases run: the unit tests and WAL mode end to end. */
+const NODE_SUBSET = ['unit/', 'e2e/walMode.test.js'];
+const NODE_VERSIONS = ['24'];
+
 const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
 const mainVersion = defaultPgVersion();
@@ -40,6 +47,10 @@ for (const version of otherVersions) {
     process.exit(2);
   }
 }
+const nodeFlag = args.find((a) => a.startsWith('--node='));
+const otherNodes = (
+  nodeFlag === undefined ? NODE_VERSIONS : nodeFlag.slice('--node='.length).split(',').filter(Boolean)
+).filter((v) => v !== process.versions.node.split('.')[0]);
 const filters = args.filter((a) => !a.startsWith('--'));
 const BUILD = join(ROOT, 'build');
 const STATE_DIR = join(ROOT, '.stack', `test-${process.pid}`);
@@ -115,12 +126,12 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-function runTests(testFiles, testEnv) {
-  const child = spawn(
-    process.execPath,
-    ['--test', '--test-reporter=spec', '--test-concurrency=1', ...testFiles],
-    { cwd: ROOT, env: testEnv, stdio: 'inherit' },
-  );
+function runTests(testFiles, testEnv, nodeBin = process.execPath) {
+  const child = spawn(nodeBin, ['--test', '--test-reporter=spec', '--test-concurrency=1', ...testFiles], {
+    cwd: ROOT,
+    env: testEnv,
+    stdio: 'inherit',
+  });
   return new Promise((resolveCode) => child.on('exit', (c, s) => resolveCode(c ?? (s ? 1 : 0))));
 }
 
@@ -168,6 +179,26 @@ if (needsServices && subset.length > 0) {
     });
     if (code === 0) code = versionCode;
   }
+}
+for (const major of otherNodes) {
+  const nodeFiles = files.filter((f) =>
+    NODE_SUBSET.some((n) => relative(BUILD, f).startsWith(join('test', n))),
+  );
+  if (nodeFiles.length === 0) continue;
+  const nodeStarted = Date.now();
+  let nodeCode;
+  try {
+    const nodeBin = fetchNode(major, { log });
+    log(`Node ${major}: ${nodeFiles.length} files (unit tests, WAL mode end to end)`);
+    nodeCode = await runTests(nodeFiles, { ...env, TEST_PG_VERSION: mainVersion }, nodeBin);
+  } catch (error) {
+    log(`Node ${major}: could not run: ${error.message}`);
+    nodeCode = 1;
+  }
+  log(
+    `Node ${major}: ${nodeCode === 0 ? 'passed' : `FAILED (exit ${nodeCode})`} in ${((Date.now() - nodeStarted) / 1000).toFixed(1)}s`,
+  );
+  if (code === 0) code = nodeCode;
 }
 await cleanUp();
 log(
