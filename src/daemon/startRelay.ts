@@ -73,6 +73,7 @@ export async function startRelay(config: RelayConfig, logger: Logger): Promise<v
   );
   const readiness = new Readiness(logger);
   const metrics = new RelayMetrics(config.mode);
+  metrics.trackReadiness(() => readiness.isReady());
   let sink: KafkaSink | undefined;
   let server: MetricsServer | undefined;
   let monitor: { stop(): Promise<void> } | undefined;

@@ -6,6 +6,7 @@ import type { RelayRole } from '../core/relayRole.js';
 import type { OutboxRecord } from '../core/outboxRecord.js';
 import type { OutboxStatus } from '../db/readOutboxStatus.js';
 import type { SlotStatus } from '../db/readSlotStatus.js';
+import { readPackageVersion } from './readPackageVersion.js';
 
 /** The values `outbox_replication_slot_wal_status{status}` takes (pg_replication_slots.wal_status). */
 const WAL_STATUSES = ['reserved', 'extended', 'unreserved', 'lost'] as const;
@@ -32,6 +33,8 @@ export class RelayMetrics {
   private readonly deliveryLatency: Histogram;
   private readonly inFlight: Gauge;
   private readonly active: Gauge;
+  private readonly ready: Gauge;
+  private isReady: () => boolean = () => false;
   private readonly slot:
     | {
         readonly lag: Gauge;
@@ -93,6 +96,21 @@ export class RelayMetrics {
       help: '1 while this relay delivers; 0 while it starts or stands by (another relay holds the replication slot)',
       registers,
     });
+    const read = (): boolean => this.isReady();
+    this.ready = new Gauge({
+      name: 'outbox_relay_ready',
+      help: '1 while /readyz answers 200 (delivering, or standing by for the slot); 0 while not ready',
+      registers,
+      collect() {
+        this.set(read() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'outbox_relay_build_info',
+      help: "walbox's version and the Node.js running it; always 1",
+      labelNames: ['version', 'node_version'],
+      registers,
+    }).set({ version: readPackageVersion(), node_version: process.versions.node }, 1);
     this.slot =
       mode === 'wal'
         ? {
@@ -124,6 +142,8 @@ export class RelayMetrics {
             }),
           }
         : undefined;
+    // Absent until the first sample: a 0 would claim a slot with no lag before anything was read.
+    this.clearSlotGauges();
   }
 
   /** Feeds the counters and histograms from the relay. */
@@ -161,14 +181,33 @@ export class RelayMetrics {
 
   recordSlotStatus(status: SlotStatus): void {
     if (this.slot === undefined) return;
+    if (!status.exists) {
+      // No slot, no figures: a lag of 0 would read as "all delivered" on a dashboard. Alert on the slot's absence.
+      this.clearSlotGauges();
+      this.slot.active.set(0);
+      return;
+    }
     this.slot.active.set(status.active ? 1 : 0);
-    this.slot.lag.set(status.lagBytes ?? 0);
-    this.slot.retained.set(status.retainedWalBytes ?? 0);
+    setOrRemove(this.slot.lag, status.lagBytes);
+    setOrRemove(this.slot.retained, status.retainedWalBytes);
     // Without max_slot_wal_keep_size the server gives no limit: report it as unbounded, not as 0 bytes left.
     this.slot.safeWalSize.set(status.safeWalSizeBytes ?? Number.POSITIVE_INFINITY);
     for (const walStatus of WAL_STATUSES) {
       this.slot.walStatus.set({ status: walStatus }, status.walStatus === walStatus ? 1 : 0);
     }
+  }
+
+  /** outbox_relay_ready follows `isReady`, read at each scrape (so it is never stale). */
+  trackReadiness(isReady: () => boolean): void {
+    this.isReady = isReady;
+  }
+
+  private clearSlotGauges(): void {
+    if (this.slot === undefined) return;
+    this.slot.lag.remove();
+    this.slot.retained.remove();
+    this.slot.safeWalSize.remove();
+    this.slot.walStatus.reset();
   }
 
   private eventTypeLabel(record: OutboxRecord): string {
@@ -177,6 +216,11 @@ export class RelayMetrics {
     this.eventTypes.add(record.eventType);
     return record.eventType;
   }
+}
+
+function setOrRemove(gauge: Gauge, value: number | null): void {
+  if (value === null) gauge.remove();
+  else gauge.set(value);
 }
 
 function committedAt(record: OutboxRecord): number {

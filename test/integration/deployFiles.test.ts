@@ -22,6 +22,7 @@ const PROMQL_WORDS = new Set([
   'increase',
   'deriv',
   'histogram_quantile',
+  'absent',
   'and',
   'or',
   'unless',
@@ -59,7 +60,7 @@ describe('deploy/ files', () => {
       `promtool is missing (${String(result.error)}): install Debian's prometheus package (npm test does as root)`,
     );
     assert.equal(result.status, 0, result.stdout + result.stderr);
-    assert.match(result.stdout, /SUCCESS: 8 rules found/);
+    assert.match(result.stdout, /SUCCESS: 13 rules found/);
   });
 
   it('the rules and the dashboard only use metrics walbox exports (or up)', async () => {
@@ -75,6 +76,8 @@ describe('deploy/ files', () => {
     const used = new Set([...ruleExprs, ...dashboardExprs].flatMap(metricNames));
     const unknown = [...used].filter((name) => !exported.has(name));
     assert.deepEqual(unknown, []);
+    // Every query is filtered by the dashboard's job and instance variables.
+    for (const expr of dashboardExprs) assert.match(expr, /job=~"\$job", instance=~"\$instance"/, expr);
     // Every SPEC metric is on the dashboard somewhere.
     for (const name of exported) {
       if (!name.startsWith('outbox_') || /_(bucket|sum|count)$/.test(name)) continue;
@@ -83,19 +86,53 @@ describe('deploy/ files', () => {
     }
   });
 
-  it('the alert rules cover SPEC §Observability', () => {
+  it('the alert rules cover what operators watch, each with a runbook in docs/operations.md', () => {
     const text = readFileSync(ALERTS, 'utf8');
     for (const expected of [
-      /outbox_events_pending > 1000/,
+      /outbox_events_pending\{job="walbox"\}\) > 1000/,
       /deriv\(outbox_events_pending/,
-      /outbox_events_dead_letters > 0/,
+      /outbox_events_dead_letters\{job="walbox"\}\) > 0/,
+      /outbox_oldest_pending_age_seconds\{job="walbox"\}\) > 600/,
       /histogram_quantile\(0\.95, .*outbox_batch_duration_seconds_bucket.*\) > 5/,
-      /outbox_replication_slot_lag_bytes >/,
-      /outbox_replication_slot_wal_status\{status="reserved"\} == 0/,
+      /outbox_replication_slot_lag_bytes\{job="walbox"\}\) >/,
+      /status="extended"\}\) == 1/,
+      /status=~"unreserved\|lost"\}\) == 1/,
       /up\{job="walbox"\} == 0/,
-      /sum\(outbox_relay_active\{job="walbox"\}\) == 0/,
+      /absent\(up\{job="walbox"\}\)/,
+      /outbox_relay_ready\{job="walbox"\} == 0/,
+      /outbox_replication_slot_active\{job="walbox"\}\) == 0/,
+      /sum by \(job\) \(outbox_relay_active\{job="walbox"\}\) == 0/,
     ]) {
       assert.match(text, expected);
     }
+    // Every rule links its runbook: a heading of docs/operations.md named after the alert.
+    const alerts = [...text.matchAll(/^\s*- alert: (\w+)$/gm)].map((m) => m[1] ?? '');
+    const runbooks = [...text.matchAll(/runbook_url: \S+\/docs\/operations\.md#(\S+)$/gm)].map((m) => m[1]);
+    assert.deepEqual(
+      runbooks,
+      alerts.map((a) => a.toLowerCase()),
+    );
+    const headings = new Set(
+      [...readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8').matchAll(/^#+ (.+)$/gm)].map((m) =>
+        (m[1] ?? '')
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replace(/ /g, '-'),
+      ),
+    );
+    for (const anchor of runbooks) assert.ok(headings.has(anchor), `no heading for #${anchor}`);
+    // Every rule's severity is one Alertmanager routes on.
+    for (const [, severity] of text.matchAll(/severity: (\S+)/g))
+      assert.match(severity ?? '', /^(warning|critical)$/);
+  });
+
+  it('promtool unit tests of the main alerts pass (deploy/prometheus/alerts.test.yml)', () => {
+    const result = spawnSync('promtool', ['test', 'rules', 'alerts.test.yml'], {
+      cwd: join(ROOT, 'deploy', 'prometheus'),
+      encoding: 'utf8',
+    });
+    assert.ok(result.error === undefined, `promtool is missing (${String(result.error)})`);
+    assert.equal(result.status, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /SUCCESS/);
   });
 });

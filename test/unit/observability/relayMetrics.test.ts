@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
 import type { OutboxRecord } from '../../../src/core/outboxRecord.js';
@@ -96,6 +98,61 @@ describe('RelayMetrics', () => {
     const names = (await poll.registry.getMetricsAsJSON()).map((m) => m.name);
     assert.ok(!names.some((n) => n.startsWith('outbox_replication_slot_')));
     assert.ok(names.includes('outbox_events_pending'));
+  });
+
+  it('leaves the slot figures absent (not 0) before the first sample and while the slot is missing', async () => {
+    const metrics = new RelayMetrics('wal');
+    const slotSeries = async (): Promise<string[]> =>
+      (await metrics.registry.metrics())
+        .split('\n')
+        .filter((l) => /^outbox_replication_slot_(lag|retained|safe|wal_status)/.test(l));
+    assert.deepEqual(await slotSeries(), []);
+    const present = {
+      slot: 's',
+      exists: true,
+      active: true,
+      activePid: 1,
+      activeReader: null,
+      lagBytes: 10,
+      retainedWalBytes: 20,
+      walStatus: 'reserved',
+      safeWalSizeBytes: 30,
+      confirmedFlushLsn: '0/1',
+      restartLsn: '0/1',
+      plugin: 'pgoutput',
+    };
+    metrics.recordSlotStatus(present);
+    assert.equal((await slotSeries()).length, 7);
+    metrics.recordSlotStatus({
+      ...present,
+      exists: false,
+      active: false,
+      activePid: null,
+      lagBytes: null,
+      retainedWalBytes: null,
+      walStatus: null,
+      safeWalSizeBytes: null,
+    });
+    assert.deepEqual(await slotSeries(), []);
+    assert.equal(await sample(metrics, 'outbox_replication_slot_active'), 0);
+  });
+
+  it('exports readiness at scrape time and the build info', async () => {
+    const metrics = new RelayMetrics('poll');
+    let ready = false;
+    metrics.trackReadiness(() => ready);
+    assert.equal(await sample(metrics, 'outbox_relay_ready'), 0);
+    ready = true;
+    assert.equal(await sample(metrics, 'outbox_relay_ready'), 1);
+    const version = (
+      JSON.parse(readFileSync(join(__dirname, '..', '..', '..', '..', 'package.json'), 'utf8')) as {
+        version: string;
+      }
+    ).version;
+    assert.equal(
+      await sample(metrics, 'outbox_relay_build_info', { version, node_version: process.versions.node }),
+      1,
+    );
   });
 
   it('reports the role: outbox_relay_active is 1 only while delivering', async () => {
