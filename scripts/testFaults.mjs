@@ -39,7 +39,7 @@ writeFileSync(
   `# Fault-injection results\n\nThe last full run of \`npm run test:faults\` (${new Date().toISOString().slice(0, 10)}, exit code ${run.status}).\n` +
     'Each scenario writes 4000 events from 4 writers on 200 aggregates (1–5 events per transaction, 10% rolled back,\n' +
     'some events rolled back to a savepoint) while the fault is injected, then an independent\n' +
-    'consumer checks every topic. Duplicates are allowed only within SPEC G4 (the in-flight window per relay crash).\n\n' +
+    'consumer checks every topic. Duplicates are allowed only within guarantee G4 (the in-flight window per relay crash).\n\n' +
     `${table}\n` +
     (failover === ''
       ? ''

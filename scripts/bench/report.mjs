@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 import { KAFKA_VERSION } from '../stack/kafka.mjs';
 
-/** SPEC §Performance targets, reported (never asserted). */
+/** walbox's performance targets, reported (never asserted). */
 const TARGETS = [
   'WAL drain ≥ 0.7× the decoding ceiling (1 event per transaction)',
   'p99 ≤ 20 ms at 1k events/s',
@@ -77,7 +77,7 @@ export function renderMarkdown(result) {
       );
     }
   }
-  lines.push('', 'Targets (SPEC §Performance), where this run stands:', '');
+  lines.push('', 'Targets, where this run stands:', '');
   for (const line of assessTargets(result)) lines.push(`- ${line}`);
   return `${lines.join('\n')}\n`;
 }

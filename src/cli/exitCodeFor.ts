@@ -1,6 +1,6 @@
 import { ConfigError, PreconditionError } from '../errors.js';
 
-/** SPEC §CLI exit codes. */
+/** The CLI's exit codes (walbox --help lists them). */
 export const EXIT = {
   OK: 0,
   RUNTIME_FAILURE: 1,

@@ -44,7 +44,7 @@ const RUN: readonly CommandName[] = ['run'];
 const KAFKA_COMMANDS: readonly CommandName[] = ['run', 'doctor', 'dlq'];
 
 /**
- * The single source of truth for every option: flag, environment variable, type and default (SPEC §CLI).
+ * The single source of truth for every option: flag, environment variable, type and default.
  * docs/configuration.md is checked against this list by a test.
  */
 export const OPTION_SPECS: readonly OptionSpec[] = [

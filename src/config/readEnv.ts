@@ -17,7 +17,7 @@ export type RawSettings = Partial<Record<keyof RelayConfig, RawSetting>>;
 // Kubernetes gives a pod, for every Service of its namespace, variables named after the Service (unless the pod
 // sets enableServiceLinks: false). A Service named walbox or walbox-<x> yields WALBOX_[<X>_]SERVICE_HOST,
 // …_SERVICE_PORT[_<PORT_NAME>], …_PORT=tcp://ip:port and …_PORT_<n>_<TCP|UDP|SCTP>[_PROTO|_PORT|_ADDR]: not
-// options, and they must not stop walbox from starting (SPEC §Kubernetes). Any other unknown WALBOX_* is a typo.
+// options, and they must not stop walbox from starting. Any other unknown WALBOX_* is a typo.
 
 /** Names only a service link has: no option variable ends like this. */
 const SERVICE_LINK_NAME =

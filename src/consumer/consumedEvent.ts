@@ -1,4 +1,4 @@
-/** A walbox event as a consumer receives it from Kafka (SPEC §Kafka message), decoded by toConsumedEvent(). */
+/** A walbox event as a consumer receives it from Kafka, decoded by toConsumedEvent(). */
 export interface ConsumedEvent {
   /** The outbox row's id (the `id` header): the key consumers deduplicate on. */
   readonly id: string;

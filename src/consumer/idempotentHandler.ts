@@ -36,7 +36,7 @@ export interface IdempotentHandlerOptions {
 /**
  * Builds a kafkajs `eachMessage` handler that applies each walbox event once per consumer name.
  *
- * Delivery is at least once: the relay may publish an event twice after a crash (SPEC G4), and Kafka redelivers
+ * Delivery is at least once: the relay may publish an event twice after a crash (guarantee G4), and Kafka redelivers
  * after a consumer crash before its offset commit, a rebalance, a reset offset or to a new group. Exactly-once
  * *effects* come from pairing that with idempotent processing: the event id is recorded in processed_events in
  * the same transaction as the handler's writes, so either both commit or neither does. A redelivered event finds

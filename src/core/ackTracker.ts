@@ -8,7 +8,7 @@ interface TrackedTransaction {
 
 /**
  * Decides which WAL position may be confirmed: the commit end LSN of the longest prefix of transactions (in
- * stream order) that are committed and whose events are all acked and marked (SPEC G2). Events may be acked
+ * stream order) that are committed and whose events are all acked and marked (guarantee G2). Events may be acked
  * before their Commit arrives; a transaction is confirmable only once both hold. Keepalive positions count only
  * when nothing at all is in flight (G5).
  */

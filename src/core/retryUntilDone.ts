@@ -25,8 +25,8 @@ function isMisconfiguration(error: Error): boolean {
 }
 
 /**
- * Runs `step` until it succeeds, waiting with doubling backoff after each retriable failure, forever (SPEC:
- * outages after startup are retried); non-retriable errors propagate. Every failure is logged with its
+ * Runs `step` until it succeeds, waiting with doubling backoff after each retriable failure, forever (an
+ * outage after startup is retried, never fatal); non-retriable errors propagate. Every failure is logged with its
  * attempt number, so an outage is never silent.
  */
 export async function retryUntilDone<T>(

@@ -30,7 +30,7 @@ interface BatchEntry {
 /**
  * Batches in the pipeline at once. Checking batch N+2, publishing N+1 and marking N overlap; each step still
  * runs one batch at a time, in order. Batch N+2 is published only once N is marked, so at most two batches are
- * ever published and not yet marked: that is the in-flight window a crash can duplicate (SPEC G4).
+ * ever published and not yet marked: that is the in-flight window a crash can duplicate (guarantee G4).
  */
 const MAX_BATCHES_IN_FLIGHT = 3;
 

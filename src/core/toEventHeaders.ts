@@ -30,7 +30,7 @@ export function explainBadHeaders(headers: string | null): string | undefined {
 }
 
 /**
- * The Kafka headers of an event (SPEC §Kafka message): the reserved ones, plus the row's `headers` object with
+ * The Kafka headers of an event: the reserved ones, plus the row's `headers` object with
  * string values as they are and other values as their JSON text.
  *
  * - The map has no prototype: a row's header named `__proto__`, `constructor` or `toString` is an ordinary

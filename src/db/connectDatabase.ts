@@ -12,7 +12,7 @@ import {
 
 export interface ConnectDatabaseOptions {
   readonly databaseUrl: string;
-  /** How long to keep retrying a server that cannot be reached yet (SPEC: fail fast at startup). */
+  /** How long to keep retrying a server that cannot be reached yet (fail fast at startup). */
   readonly startupTimeoutMs: number;
   readonly applicationName?: string;
   readonly onRetry?: (error: Error, attempt: number, delayMs: number) => void;

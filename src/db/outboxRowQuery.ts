@@ -15,7 +15,7 @@ export interface OutboxRow {
 }
 
 /**
- * The select list that returns an OutboxRow: jsonb as its text (never parsed, SPEC §Kafka message) and
+ * The select list that returns an OutboxRow: jsonb as its text (never parsed) and
  * created_at as text, converted to ISO 8601 with microseconds by toIsoTimestamp (the same path as WAL mode).
  * The table is aliased `o`: refer to `o.seq` in WHERE and ORDER BY, since a bare `seq` in ORDER BY would sort
  * by the text output column.

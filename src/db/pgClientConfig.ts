@@ -93,7 +93,7 @@ export function describePgTls(client: pg.ClientBase, databaseUrl: string): strin
   return `${socket.getProtocol?.() ?? 'TLS'}, ${checked}${client_} (${mode})`;
 }
 
-/** The warning an unverified or optional encryption deserves, if any (SPEC §Secure connections). */
+/** The warning an unverified or optional encryption deserves, if any. */
 export function warnAboutPgTls(client: pg.ClientBase, databaseUrl: string): string | undefined {
   const settings = readPgTlsSettings(databaseUrl);
   const encrypted = (client as unknown as ClientInternals).connection?.stream?.encrypted === true;

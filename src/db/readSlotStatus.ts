@@ -11,7 +11,7 @@ export interface SlotReader {
   readonly backendStart: string | null;
 }
 
-/** A replication slot as operators watch it (SPEC §Observability); sizes in bytes. */
+/** A replication slot as operators watch it; sizes in bytes. */
 export interface SlotStatus {
   readonly slot: string;
   readonly exists: boolean;

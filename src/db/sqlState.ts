@@ -51,7 +51,7 @@ export function errorCodeOf(thrown: unknown): string | undefined {
 /**
  * Refused logins and certificates. At startup connectDatabase reports them as configuration errors (exit 2) before
  * it asks isTransientConnectionError; once running, they are rotated credentials or certificates in flight, an
- * outage to retry visibly (SPEC §Secure connections).
+ * outage to retry visibly.
  */
 /** Node's codes for a server certificate that does not verify (untrusted, expired, wrong host name). */
 export const CERTIFICATE_ERROR_CODES: ReadonlySet<string> = new Set([

@@ -18,7 +18,7 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const BATCH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
- * The relay's Prometheus metrics (SPEC §Observability), in an own registry: the design article's four under their
+ * The relay's Prometheus metrics, in an own registry: the classic outbox relay's four under their
  * names, the operators' gauges, and the process metrics of prom-client. Slot metrics exist in WAL mode only.
  */
 export class RelayMetrics {

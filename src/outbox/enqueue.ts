@@ -9,7 +9,7 @@ export interface EnqueueOptions {
   readonly table?: string;
   /**
    * Take a transaction-scoped advisory lock on the aggregate first, for writers that do not already lock the
-   * aggregate's row: then insert order (seq) equals commit order per aggregate (SPEC §Data model).
+   * aggregate's row: then insert order (seq) equals commit order per aggregate.
    */
   readonly lockAggregate?: boolean;
 }

@@ -261,7 +261,7 @@ describe('library API: enqueue in the service, idempotentHandler in the consumer
           );
         }
 
-        // Redelivery 1: the relay published some events twice (a kill -9 before it marked them, SPEC G4). The
+        // Redelivery 1: the relay published some events twice (a kill -9 before it marked them, guarantee G4). The
         // copies are real messages at new offsets, with the same id header.
         const topic = await reader();
         await topic.waitForIds(ids);

@@ -13,7 +13,7 @@ import { waitFor } from '../support/waitFor.js';
 import type { WalFixture } from '../support/walFixture.js';
 import { createWalFixture } from '../support/walFixture.js';
 
-/** Every metric name of SPEC §Observability. */
+/** Every metric name walbox documents (docs/operations.md). */
 const SPEC_METRICS = [
   'outbox_events_published_total',
   'outbox_events_failed_total',
@@ -68,7 +68,7 @@ function tableArgs(fixture: WalFixture, ...extra: string[]): string[] {
 }
 
 describe('operations', () => {
-  it('/metrics exposes every SPEC metric with values that match the database', async () => {
+  it('/metrics exposes every documented metric with values that match the database', async () => {
     const port = await findFreePort();
     await withRelaySetup(
       async ({ fixture, reader, startRelay, table }) => {

@@ -23,7 +23,7 @@ import { TopicReader } from '../support/topicReader.js';
 import { waitFor } from '../support/waitFor.js';
 
 /**
- * SPEC §Secure connections on real parts: the broker's SASL_SSL listener (test CA, SCRAM-SHA-512, PLAIN,
+ * Secure connections on real parts: the broker's SASL_SSL listener (test CA, SCRAM-SHA-512, PLAIN,
  * OAUTHBEARER) and a PostgreSQL with ssl=on that rejects every TCP connection without TLS.
  */
 describe('secure connections', () => {

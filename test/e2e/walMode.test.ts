@@ -43,7 +43,7 @@ async function restartUnderLoad(
 }
 
 describe('WAL mode', () => {
-  it('delivers 10k events of 4 concurrent writers: all committed, none rolled back, per-aggregate order, SPEC message format', async () => {
+  it('delivers 10k events of 4 concurrent writers: all committed, none rolled back, per-aggregate order, the documented message format', async () => {
     await withRelaySetup(async ({ fixture, reader, startRelay }) => {
       const relay = startRelay();
       await relay.waitForLine(STREAMING);

@@ -112,7 +112,7 @@ describe('primary failover', () => {
         },
         { lost: 0, phantom: 0, reordered: 0, leaked: 0 },
       );
-      // Published but unmarked at the crash: the in-flight window of one relay (SPEC G4).
+      // Published but unmarked at the crash: the in-flight window of one relay (guarantee G4).
       assert.ok(result.duplicates <= 2 * BATCH_SIZE, `${String(result.duplicates)} duplicates`);
       assert.ok(Number.isFinite(firstDeliveryMs), 'nothing was delivered after the promotion');
       if (pair.syncsSlots) {

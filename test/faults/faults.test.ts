@@ -39,7 +39,7 @@ interface Scenario {
   readonly modes: readonly RelayMode[];
   readonly inCi: boolean;
   readonly inject: (context: FaultContext) => Promise<number>;
-  /** Duplicates allowed (SPEC G4), given what `inject` returned (e.g. how many times it killed the relay). */
+  /** Duplicates allowed (guarantee G4), given what `inject` returned (e.g. how many times it killed the relay). */
   readonly maxDuplicates: (mode: RelayMode, count: number) => number;
   /** Flags for the relay besides the fixture's (e.g. to reach a service through a proxy). */
   readonly relayArgs?: () => string[];
@@ -152,7 +152,7 @@ const scenarios: Scenario[] = [
       await restartPostgres('immediate');
       return 1;
     },
-    // Confirmed positions may go back after a crash (SPEC G4): replays of marked rows are skipped, the rest repeat.
+    // Confirmed positions may go back after a crash (guarantee G4): replays of marked rows are skipped, the rest repeat.
     maxDuplicates: (mode) => 3 * window(mode),
   },
   {

@@ -78,7 +78,7 @@ describe('deploy/ files', () => {
     assert.deepEqual(unknown, []);
     // Every query is filtered by the dashboard's job and instance variables.
     for (const expr of dashboardExprs) assert.match(expr, /job=~"\$job", instance=~"\$instance"/, expr);
-    // Every SPEC metric is on the dashboard somewhere.
+    // Every outbox_* metric is on the dashboard somewhere.
     for (const name of exported) {
       if (!name.startsWith('outbox_') || /_(bucket|sum|count)$/.test(name)) continue;
       const onDashboard = dashboardExprs.some((e) => metricNames(e).some((m) => m.startsWith(name)));

@@ -33,7 +33,7 @@ after(async () => {
 });
 
 describe('walbox migrate', () => {
-  it('creates the schema of SPEC §Data model', async () => {
+  it('creates the outbox schema', async () => {
     const n = names();
     const result = await runCli(migrateArgs(n));
     assert.equal(result.code, 0, result.stderr);
@@ -193,7 +193,7 @@ describe('walbox migrate', () => {
     });
   });
 
-  it("adopts an existing table of the design article's shape, keeping its rows", async () => {
+  it('adopts an existing table of the classic outbox shape, keeping its rows', async () => {
     const n = names();
     await withClient(async (client) => {
       await client.query(`CREATE SCHEMA "${n.schema}"`);

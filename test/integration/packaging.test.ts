@@ -19,7 +19,8 @@ interface ComposeService {
   environment?: Record<string, string | number>;
   ports?: string[];
   profiles?: string[];
-  healthcheck?: { test: string[] };
+  healthcheck?: { test?: string[]; disable?: boolean };
+  pull_policy?: string;
   depends_on?: Record<string, { condition: string }> | string[];
   volumes?: string[];
 }
@@ -50,10 +51,27 @@ describe('packaging', () => {
     const kafka = service('kafka');
     assert.match(kafka.image ?? '', /^apache\/kafka:4\./);
     assert.equal(kafka.environment?.['KAFKA_PROCESS_ROLES'], 'broker,controller');
-    assert.equal(kafka.environment['KAFKA_ADVERTISED_LISTENERS'], 'PLAINTEXT://kafka:9092');
+    // Containers reach the broker as kafka:9092, tools on the host as localhost:29092.
+    assert.equal(
+      kafka.environment['KAFKA_ADVERTISED_LISTENERS'],
+      'PLAINTEXT://kafka:9092,HOST://localhost:29092',
+    );
+    assert.ok(kafka.ports?.includes('127.0.0.1:29092:29092'));
+    assert.match(String(kafka.environment['KAFKA_LISTENERS']), /HOST:\/\/:29092/);
+
+    // One image, built once (by walbox-migrate), run by the three.
+    assert.equal(service('walbox-migrate').build, '.');
+    for (const name of ['walbox-migrate', 'walbox', 'demo-writer']) {
+      assert.equal(service(name).image, 'walbox:local', name);
+      if (name !== 'walbox-migrate') {
+        assert.equal(service(name).build, undefined, `${name} builds the image again`);
+        assert.equal(service(name).pull_policy, 'never', `${name} would try to pull walbox:local`);
+      }
+    }
+    // The image's HEALTHCHECK asks walbox's /healthz: the demo writer serves none.
+    assert.deepEqual(service('demo-writer').healthcheck, { disable: true });
 
     const walbox = service('walbox');
-    assert.equal(walbox.build, '.');
     assert.deepEqual(walbox.command, ['run']);
     assert.ok(walbox.ports?.includes('127.0.0.1:9464:9464'));
     assert.deepEqual(service('walbox-migrate').command, ['migrate']);
@@ -125,6 +143,22 @@ describe('packaging', () => {
     // Every WALBOX_* the image sets is an option walbox reads.
     for (const [, name] of runtime.matchAll(/(WALBOX_[A-Z_]+)=/g)) {
       assert.ok(KNOWN_ENV.has(name ?? ''), `Dockerfile sets ${String(name)}, which walbox does not read`);
+    }
+  });
+
+  it('package.json names the repository, homepage and bug tracker; the alert runbooks link into that repository', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      homepage?: string;
+      repository?: { url?: string };
+      bugs?: { url?: string };
+    };
+    const base = /^git\+(https:\/\/github\.com\/[\w-]+\/[\w-]+)\.git$/.exec(pkg.repository?.url ?? '')?.[1];
+    assert.ok(base !== undefined, `repository.url ${String(pkg.repository?.url)}`);
+    assert.equal(pkg.homepage, `${base}#readme`);
+    assert.equal(pkg.bugs?.url, `${base}/issues`);
+    const alerts = readFileSync(join(ROOT, 'deploy', 'prometheus', 'alerts.yml'), 'utf8');
+    for (const [, url] of alerts.matchAll(/runbook_url: (\S+)/g)) {
+      assert.ok(url?.startsWith(`${base}/blob/main/docs/operations.md#`), url);
     }
   });
 

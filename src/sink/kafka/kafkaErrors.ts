@@ -77,7 +77,7 @@ export function isRecordRejection(error: unknown): boolean {
 
 /**
  * Wraps a kafkajs failure. Everything that is not a record rejection is retried: a broker outage, a moved leader,
- * a missing ACL or topic all need time or an operator, and giving up would lose events (SPEC G1).
+ * a missing ACL or topic all need time or an operator, and giving up would lose events (guarantee G1).
  */
 export function toSinkError(error: unknown, context: string): SinkError {
   const type = findProtocolErrorType(error);

@@ -6,7 +6,7 @@ import type { SASLOptions } from 'kafkajs';
 import type { KafkaSaslMechanism, RelayConfig } from '../../config/relayConfig.js';
 import { ConfigError } from '../../errors.js';
 
-/** The TLS and SASL part of the configuration (SPEC §Secure connections). */
+/** The TLS and SASL part of the configuration. */
 export type KafkaSecurityConfig = Pick<
   RelayConfig,
   | 'kafkaSsl'

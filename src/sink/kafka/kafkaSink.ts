@@ -65,7 +65,7 @@ export class KafkaSink implements Sink {
     private readonly options: KafkaSinkOptions,
   ) {}
 
-  /** Connects within the startup timeout, or throws a SinkError (SPEC: fail fast at startup). */
+  /** Connects within the startup timeout, or throws a SinkError (fail fast at startup). */
   static async connect(options: KafkaSinkOptions): Promise<KafkaSink> {
     const kafka = createKafkaClient({
       brokers: options.brokers,

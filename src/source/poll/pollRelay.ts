@@ -40,7 +40,7 @@ interface Claimed {
 }
 
 /**
- * The design article's relay: claim a batch (FOR UPDATE SKIP LOCKED, heads of aggregates only), publish it in one
+ * The classic outbox relay (a polling publisher): claim a batch (FOR UPDATE SKIP LOCKED, heads of aggregates only), publish it in one
  * request, mark it in one UPDATE, commit. A failed publish bumps attempts and sets retry_after (exponential
  * backoff) and last_error; at --max-attempts, or at once for a record the broker rejects, the row is
  * dead-lettered. Several relays may run at once.

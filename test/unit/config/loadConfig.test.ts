@@ -6,7 +6,7 @@ import { loadConfig } from '../../../src/config/loadConfig.js';
 import { ConfigError } from '../../../src/errors.js';
 
 describe('loadConfig', () => {
-  it('returns the SPEC §CLI defaults, frozen, with a value for every option', () => {
+  it('returns the documented defaults, frozen, with a value for every option', () => {
     const config = loadConfig();
     assert.ok(Object.isFrozen(config));
     assert.equal(config.mode, 'wal');

@@ -22,7 +22,7 @@ function problemOf(env: Record<string, string>): string {
   assert.fail('expected a ConfigError');
 }
 
-describe('secure connection settings (SPEC §Secure connections)', () => {
+describe('secure connection settings', () => {
   it('reads Kafka TLS and SASL from the environment, the password from its _FILE', () => {
     const config = load({
       WALBOX_KAFKA_SSL_CA_FILE: '/etc/ca.pem',
