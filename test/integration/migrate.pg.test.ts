@@ -33,6 +33,38 @@ after(async () => {
 });
 
 describe('walbox migrate', () => {
+  it('--print-sql prints, without a database, a script that leaves what migrate would (and runs twice)', async () => {
+    const n = names();
+    const printed = await runCli([
+      'migrate',
+      '--print-sql',
+      '--schema',
+      n.schema,
+      '--publication',
+      n.publication,
+      '--notify-trigger',
+    ]);
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.match(printed.stdout, /^-- walbox outbox .*\nBEGIN;/s);
+    assert.match(printed.stdout, /COMMIT;\n$/);
+    await withClient(async (client) => {
+      await client.query(printed.stdout);
+      await client.query(printed.stdout);
+    });
+    // migrate finds every migration applied and the publication there: the script did what it does.
+    const result = await runCli(migrateArgs(n));
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /already up to date; publication \S+ unchanged/);
+    await withClient(async (client) => {
+      const { rows } = await client.query<{ n: string }>(
+        `SELECT count(*)::text AS n FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+           JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = $1 AND t.tgname = 'walbox_notify'`,
+        [n.schema],
+      );
+      assert.equal(rows[0]?.n, '1');
+    });
+  });
+
   it('creates the outbox schema', async () => {
     const n = names();
     const result = await runCli(migrateArgs(n));

@@ -2,13 +2,14 @@ import type { Argv, CommandModule } from 'yargs';
 
 import { connectDatabase } from '../../db/connectDatabase.js';
 import { describeDatabase } from '../../db/describeDatabase.js';
-import { migrate } from '../../db/migrate.js';
+import { migrate, renderMigrationScript } from '../../db/migrate.js';
 import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
 
 interface MigrateArgs {
   consumer?: boolean;
   notifyTrigger?: boolean;
+  printSql?: boolean;
 }
 
 export const migrateCommand: CommandModule<object, MigrateArgs> = {
@@ -23,9 +24,29 @@ export const migrateCommand: CommandModule<object, MigrateArgs> = {
       .option('notify-trigger', {
         type: 'boolean',
         description: 'install (or with --no-notify-trigger remove) the NOTIFY trigger that wakes poll mode',
+      })
+      .option('print-sql', {
+        type: 'boolean',
+        description:
+          'print the SQL instead of running it (for Flyway, Liquibase, Prisma or Rails migrations); needs no database',
       }),
   handler: (argv) =>
     executeCommand('migrate', async () => {
+      if (argv.printSql === true) {
+        const config = loadCommandConfig(argv, 'migrate', []);
+        const consumer = argv.consumer === true;
+        process.stdout.write(
+          renderMigrationScript({
+            schema: config.schema,
+            table: config.table,
+            publication: config.publication,
+            consumer,
+            outbox: !consumer,
+            notifyTrigger: argv.notifyTrigger,
+          }),
+        );
+        return;
+      }
       const config = loadCommandConfig(argv, 'migrate');
       const databaseUrl = config.databaseUrl ?? '';
       const client = await connectDatabase({
