@@ -6,6 +6,7 @@ import { cleanupCommand } from './commands/cleanupCommand.js';
 import { dlqCommand } from './commands/dlqCommand.js';
 import { doctorCommand } from './commands/doctorCommand.js';
 import { migrateCommand } from './commands/migrateCommand.js';
+import { replayCommand } from './commands/replayCommand.js';
 import { runRelayCommand } from './commands/runRelayCommand.js';
 import { slotCommand } from './commands/slotCommand.js';
 import { statusCommand } from './commands/statusCommand.js';
@@ -33,6 +34,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     .command(doctorCommand)
     .command(slotCommand)
     .command(dlqCommand)
+    .command(replayCommand)
     .command(cleanupCommand)
     .demandCommand(1, 'name a command')
     .strict()

@@ -3,7 +3,15 @@ import { BOOLEAN_WORDS, parseBoolean } from '../config/parseBoolean.js';
 import { ConfigError } from '../errors.js';
 
 /** Boolean options of the commands themselves; those of the configuration come from OPTION_SPECS. */
-const COMMAND_BOOLEANS = ['all', 'consumer', 'include-dead-letters', 'json', 'notify-trigger', 'print-sql'];
+const COMMAND_BOOLEANS = [
+  'all',
+  'consumer',
+  'include-dead-letters',
+  'json',
+  'notify-trigger',
+  'print-sql',
+  'dry-run',
+];
 
 const BOOLEAN_FLAGS = new Set([
   ...OPTION_SPECS.filter((spec) => spec.kind === 'boolean').map((spec) => spec.flag),

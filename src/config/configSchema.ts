@@ -37,11 +37,20 @@ export interface OptionSpec {
   readonly commands: readonly CommandName[];
 }
 
-export type CommandName = 'run' | 'migrate' | 'status' | 'doctor' | 'slot' | 'dlq' | 'cleanup';
+export type CommandName = 'run' | 'migrate' | 'status' | 'doctor' | 'slot' | 'dlq' | 'replay' | 'cleanup';
 
-const DB_COMMANDS: readonly CommandName[] = ['run', 'migrate', 'status', 'doctor', 'slot', 'dlq', 'cleanup'];
+const DB_COMMANDS: readonly CommandName[] = [
+  'run',
+  'migrate',
+  'status',
+  'doctor',
+  'slot',
+  'dlq',
+  'replay',
+  'cleanup',
+];
 const RUN: readonly CommandName[] = ['run'];
-const KAFKA_COMMANDS: readonly CommandName[] = ['run', 'doctor', 'dlq'];
+const KAFKA_COMMANDS: readonly CommandName[] = ['run', 'doctor', 'dlq', 'replay'];
 
 /**
  * The single source of truth for every option: flag, environment variable, type and default.
@@ -210,7 +219,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     kind: 'topicName',
     default: undefined,
     description: 'send every event to this one topic (overrides --topic-template)',
-    commands: ['run', 'dlq'],
+    commands: ['run', 'dlq', 'replay'],
   },
   {
     key: 'topicTemplate',
@@ -218,7 +227,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     kind: 'topicTemplate',
     default: 'outbox.{aggregate_type}',
     description: 'topic per event; placeholders {aggregate_type} and {event_type}',
-    commands: ['run', 'dlq'],
+    commands: ['run', 'dlq', 'replay'],
   },
   {
     key: 'topicAllow',
@@ -227,7 +236,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     default: undefined,
     description:
       'regular expression a topic from --topic-template must match whole; other events are dead-lettered',
-    commands: ['run', 'dlq'],
+    commands: ['run', 'dlq', 'replay'],
   },
   {
     key: 'createTopics',
@@ -235,7 +244,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     kind: 'boolean',
     default: false,
     description: 'create missing topics through the admin API instead of failing',
-    commands: ['run', 'dlq'],
+    commands: ['run', 'dlq', 'replay'],
   },
   {
     key: 'topicPartitions',
@@ -245,7 +254,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     max: 10_000,
     default: 6,
     description: 'partitions of topics created by --create-topics',
-    commands: ['run', 'dlq'],
+    commands: ['run', 'dlq', 'replay'],
   },
   {
     key: 'topicReplicationFactor',
@@ -256,7 +265,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     default: undefined,
     description:
       "replication factor of topics created by --create-topics; unset: the broker's default.replication.factor",
-    commands: ['run', 'dlq'],
+    commands: ['run', 'dlq', 'replay'],
   },
   {
     key: 'batchSize',
@@ -331,7 +340,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     kind: 'topicName',
     default: undefined,
     description: 'also produce dead-lettered events to this topic',
-    commands: ['run', 'dlq'],
+    commands: ['run', 'dlq', 'replay'],
   },
   {
     key: 'compression',
@@ -340,7 +349,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     choices: ['none', 'gzip'],
     default: 'none',
     description: 'compression of produce requests',
-    commands: ['run', 'dlq'],
+    commands: ['run', 'dlq', 'replay'],
   },
   {
     key: 'metricsHost',

@@ -15,6 +15,7 @@ describe('walbox CLI', () => {
       'doctor',
       'slot <action>',
       'dlq <action> [ids..]',
+      'replay [ids..]',
       'cleanup',
     ]) {
       assert.ok(result.stdout.includes(`walbox ${command}`), `--help lacks walbox ${command}`);

@@ -31,6 +31,7 @@ describe('primary failover', () => {
     const url = new URL(pair.primary.url);
     url.port = String(proxy.port);
     let promotedAt = 0;
+    const startedAt = Date.now();
     let linesBeforeFailover = 0;
     let firstDeliveryMs = Number.NaN;
     let relayLines: readonly string[] = [];
@@ -44,8 +45,14 @@ describe('primary failover', () => {
         databaseUrl: url.toString(),
         // A short backoff: the seconds from promotion to delivery measure walbox, not its retry schedule.
         relayArgs: ['--retry-backoff-max', '1s'],
-        // Writes go on for ~25 s: through the crash, the promotion and after it.
-        load: { events: 6_000, pauseMs: 50 },
+        // Writes go on for ~25 s and at least 5 s past the promotion, however long the slot takes to sync.
+        // (Bounded by 3 minutes in all: a scenario that failed before the promotion must not write forever.)
+        load: {
+          events: 6_000,
+          pauseMs: 50,
+          until: () =>
+            (promotedAt > 0 && Date.now() - promotedAt > 5_000) || Date.now() - startedAt > 180_000,
+        },
         inject: async (context) => {
           const { fixture } = context.setup;
           await pause(3_000);

@@ -61,7 +61,7 @@ export async function runFaultScenario(options: {
   /** The database of the fixture, the relays and the writers (default: the stack's cluster). */
   readonly databaseUrl?: string;
   /** The writers' load, when the fault needs longer than the usual ~10 s of writes. */
-  readonly load?: { readonly events: number; readonly pauseMs: number };
+  readonly load?: { readonly events: number; readonly pauseMs: number; readonly until?: () => boolean };
   /** Receives every message the checker read (e.g. to time the first delivery after a fault). */
   readonly onDelivered?: (messages: readonly ConsumedMessage[]) => void;
 }): Promise<ScenarioResult> {
@@ -95,6 +95,7 @@ export async function runFaultScenario(options: {
         databaseUrl: setup.fixture.databaseUrl,
         rollbackRatio: 0.1,
         savepointRollbackRatio: 0.05,
+        until: options.load?.until,
       }).finally(() => done.abort());
       const extraCommitted: WrittenEvent[] = [];
       const extraDelivered: ConsumedMessage[] = [];

@@ -32,6 +32,8 @@ export interface WriterLoadOptions {
   readonly databaseUrl?: string;
   /** Called after each commit with the number of committed events so far. */
   readonly onCommit?: (committed: number) => void;
+  /** Keep writing past `events` until this says so (a fault whose timing the test does not control). */
+  readonly until?: () => boolean;
 }
 
 export interface WriterLoadResult {
@@ -79,9 +81,11 @@ export async function writeLoad(options: WriterLoadOptions): Promise<WriterLoadR
   const writer = async (): Promise<void> => {
     let client = await connectWriter(url, options.survivesOutages === true);
     try {
-      while (remaining > 0) {
-        const count = Math.min(remaining, 1 + Math.floor(Math.random() * 5));
-        remaining -= count;
+      const more = (): boolean => remaining > 0 || (options.until !== undefined && !options.until());
+      while (more()) {
+        const size = 1 + Math.floor(Math.random() * 5);
+        const count = remaining > 0 ? Math.min(remaining, size) : size;
+        remaining = Math.max(0, remaining - count);
         const rollback = Math.random() < (options.rollbackRatio ?? 0.1);
         const chosen = [
           ...new Set(
