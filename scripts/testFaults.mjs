@@ -51,7 +51,8 @@ writeFileSync(
           .join('\n')}\n`) +
     (takeover === ''
       ? ''
-      : `\n${takeover
+      : '\nStandby relays (two relays on one slot; the active one killed with kill -9 under load):\n\n' +
+        `${takeover
           .split('\n')
           .map((l) => `- ${l}`)
           .join('\n')}\n`) +

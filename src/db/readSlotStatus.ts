@@ -30,6 +30,8 @@ export interface SlotStatus {
   readonly confirmedFlushLsn: string | null;
   readonly restartLsn: string | null;
   readonly plugin: string | null;
+  /** A failover slot, kept by standbys with sync_replication_slots (PostgreSQL 17+); null before 17 or missing. */
+  readonly failover: boolean | null;
 }
 
 interface SlotRow {
@@ -45,6 +47,7 @@ interface SlotRow {
   application_name: string | null;
   client_addr: string | null;
   backend_start: Date | null;
+  failover: boolean | null;
 }
 
 const toNumber = (value: string | null): number | null => (value === null ? null : Number(value));
@@ -54,7 +57,9 @@ export async function readSlotStatus(db: pg.ClientBase | pg.Pool, slot: string):
     `SELECT s.active, s.active_pid, r.application_name, host(r.client_addr) AS client_addr, r.backend_start,
             pg_wal_lsn_diff(pg_current_wal_lsn(), s.confirmed_flush_lsn)::text AS lag,
             pg_wal_lsn_diff(pg_current_wal_lsn(), s.restart_lsn)::text AS retained,
-            s.wal_status, s.safe_wal_size::text, s.confirmed_flush_lsn::text, s.restart_lsn::text, s.plugin
+            s.wal_status, s.safe_wal_size::text, s.confirmed_flush_lsn::text, s.restart_lsn::text, s.plugin,
+            -- from PostgreSQL 17 on; to_jsonb reads it without a version-specific query
+            (to_jsonb(s) ->> 'failover')::boolean AS failover
        FROM pg_replication_slots s LEFT JOIN pg_stat_replication r ON r.pid = s.active_pid
       WHERE s.slot_name = $1`,
     [slot],
@@ -74,6 +79,7 @@ export async function readSlotStatus(db: pg.ClientBase | pg.Pool, slot: string):
       confirmedFlushLsn: null,
       restartLsn: null,
       plugin: null,
+      failover: null,
     };
   }
   return {
@@ -97,5 +103,6 @@ export async function readSlotStatus(db: pg.ClientBase | pg.Pool, slot: string):
     confirmedFlushLsn: row.confirmed_flush_lsn,
     restartLsn: row.restart_lsn,
     plugin: row.plugin,
+    failover: row.failover,
   };
 }

@@ -202,6 +202,7 @@ describe('operations', () => {
         'activeReader',
         'confirmedFlushLsn',
         'exists',
+        'failover',
         'lagBytes',
         'plugin',
         'restartLsn',
@@ -401,10 +402,23 @@ describe('operations', () => {
     try {
       const created = await runCli(['slot', 'create', ...commandArgs(fixture)]);
       assert.equal(created.code, 0, created.stderr);
-      assert.match(created.stdout, /created slot_\w+ \(pgoutput\)/);
+      const failoverSlots = Number(process.env['TEST_PG_VERSION'] ?? '15') >= 17;
+      assert.match(
+        created.stdout,
+        failoverSlots ? /created slot_\w+ \(pgoutput, failover\)/ : /created slot_\w+ \(pgoutput\)\n/,
+      );
       const info = await runCli(['slot', 'info', '--json', ...commandArgs(fixture)]);
-      const status = JSON.parse(info.stdout) as { exists: boolean; active: boolean; plugin: string };
+      const status = JSON.parse(info.stdout) as {
+        exists: boolean;
+        active: boolean;
+        plugin: string;
+        failover: boolean | null;
+      };
       assert.deepEqual([status.exists, status.active, status.plugin], [true, false, 'pgoutput']);
+      // --slot-failover auto: a failover slot where the server has them (17+), no such column before.
+      assert.equal(status.failover, failoverSlots ? true : null);
+      const human = await runCli(['slot', 'info', ...commandArgs(fixture)]);
+      assert.match(human.stdout, failoverSlots ? /failover\s+yes/ : /failover\s+— \(PostgreSQL 17\+\)/);
       const dropped = await runCli(['slot', 'drop', ...commandArgs(fixture)]);
       assert.equal(dropped.code, 0, dropped.stderr);
       const gone = await fixture.query('SELECT 1 FROM pg_replication_slots WHERE slot_name = $1', [

@@ -72,6 +72,10 @@ export const slotCommand: CommandModule<object, SlotArgs> = {
                 ? `walbox slot: ${slot}\n${formatTable([
                     ['active', status.active ? `yes (pid ${String(status.activePid)})` : 'no'],
                     ['plugin', status.plugin ?? '—'],
+                    [
+                      'failover',
+                      status.failover === null ? '— (PostgreSQL 17+)' : status.failover ? 'yes' : 'no',
+                    ],
                     ['confirmed_flush_lsn', status.confirmedFlushLsn ?? '—'],
                     ['restart_lsn', status.restartLsn ?? '—'],
                     ['lag', formatBytes(status.lagBytes)],

@@ -18,6 +18,7 @@ const SLOT: SlotStatus = {
   confirmedFlushLsn: '0/1',
   restartLsn: '0/1',
   plugin: 'pgoutput',
+  failover: null,
 };
 const QUIET = { pending: 0, oldestPendingAgeSeconds: 0, deadLetters: 0 };
 

@@ -87,6 +87,7 @@ describe('RelayMetrics', () => {
       confirmedFlushLsn: '0/1',
       restartLsn: '0/1',
       plugin: 'pgoutput',
+      failover: null,
     });
     assert.equal(await sample(metrics, 'outbox_replication_slot_wal_status', { status: 'extended' }), 1);
     assert.equal(await sample(metrics, 'outbox_replication_slot_wal_status', { status: 'reserved' }), 0);
@@ -120,6 +121,7 @@ describe('RelayMetrics', () => {
       confirmedFlushLsn: '0/1',
       restartLsn: '0/1',
       plugin: 'pgoutput',
+      failover: null,
     };
     metrics.recordSlotStatus(present);
     assert.equal((await slotSeries()).length, 7);
