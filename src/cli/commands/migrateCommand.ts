@@ -2,7 +2,8 @@ import type { Argv, CommandModule } from 'yargs';
 
 import { connectDatabase } from '../../db/connectDatabase.js';
 import { describeDatabase } from '../../db/describeDatabase.js';
-import { migrate, renderMigrationScript } from '../../db/migrate.js';
+import type { RelayConfig } from '../../config/relayConfig.js';
+import { migrate, renderMigrationScript, type MigrateOptions } from '../../db/migrate.js';
 import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
 
@@ -33,17 +34,8 @@ export const migrateCommand: CommandModule<object, MigrateArgs> = {
   handler: (argv) =>
     executeCommand('migrate', async () => {
       if (argv.printSql === true) {
-        const config = loadCommandConfig(argv, 'migrate', []);
-        const consumer = argv.consumer === true;
         process.stdout.write(
-          renderMigrationScript({
-            schema: config.schema,
-            table: config.table,
-            publication: config.publication,
-            consumer,
-            outbox: !consumer,
-            notifyTrigger: argv.notifyTrigger,
-          }),
+          renderMigrationScript(toMigrateOptions(loadCommandConfig(argv, 'migrate', []), argv)),
         );
         return;
       }
@@ -55,16 +47,12 @@ export const migrateCommand: CommandModule<object, MigrateArgs> = {
         applicationName: 'walbox migrate',
       });
       try {
-        const consumer = argv.consumer === true;
-        const result = await migrate(client, {
-          schema: config.schema,
-          table: config.table,
-          publication: config.publication,
-          consumer,
-          outbox: !consumer,
-          notifyTrigger: argv.notifyTrigger,
-        });
-        const target = consumer ? `${config.schema}.processed_events` : `${config.schema}.${config.table}`;
+        const options = toMigrateOptions(config, argv);
+        const result = await migrate(client, options);
+        const target =
+          options.consumer === true
+            ? `${config.schema}.processed_events`
+            : `${config.schema}.${config.table}`;
         const applied =
           result.applied.length === 0 ? 'already up to date' : `applied ${result.applied.join(', ')}`;
         const publication =
@@ -77,3 +65,16 @@ export const migrateCommand: CommandModule<object, MigrateArgs> = {
       }
     }),
 };
+
+/** What to migrate (or print): the outbox, or with --consumer the consumer side only. */
+function toMigrateOptions(config: RelayConfig, argv: MigrateArgs): MigrateOptions {
+  const consumer = argv.consumer === true;
+  return {
+    schema: config.schema,
+    table: config.table,
+    publication: config.publication,
+    consumer,
+    outbox: !consumer,
+    notifyTrigger: argv.notifyTrigger,
+  };
+}
