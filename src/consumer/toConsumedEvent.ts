@@ -3,9 +3,9 @@ import type { EachMessagePayload, IHeaders } from 'kafkajs';
 import { RESERVED_HEADERS } from '../core/toEventHeaders.js';
 import { WalboxError } from '../errors.js';
 import type { ConsumedEvent } from './consumedEvent.js';
+import { isEventId } from '../outbox/isEventId.js';
 
 /** processed_events.event_id is a uuid; checking first turns a cryptic SQL error into a clear one. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Decodes a Kafka message that walbox produced. A message that is not a walbox event (a reserved header missing
@@ -27,7 +27,7 @@ export function toConsumedEvent({
     );
   }
   const id = headers['id'] ?? '';
-  if (!UUID.test(id)) throw decodeError(`${where}: the id header ${JSON.stringify(id)} is not a UUID`);
+  if (!isEventId(id)) throw decodeError(`${where}: the id header ${JSON.stringify(id)} is not a UUID`);
   if (message.value === null) throw decodeError(`${where} (event ${id}) has no value`);
   const payloadJson = message.value.toString('utf8');
   let payload: unknown;

@@ -162,7 +162,7 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
             ? await readSlotStatus(pool, config.slot).catch(() => undefined)
             : undefined;
         // Our own connection given up as dead is ended before the next start (endStaleWalsender), not waited for.
-        if (holder !== undefined && (holder.activePid === null || holder.activePid !== staleWalsender)) {
+        if (holder !== undefined && holder.activePid !== staleWalsender) {
           const heldBy = holder.activeReader;
           if (heldBy === null) {
             logger.debug({ slot: config.slot }, 'the replication slot was released meanwhile');

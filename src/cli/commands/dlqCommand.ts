@@ -19,6 +19,7 @@ import { executeCommand } from '../executeCommand.js';
 import { EXIT } from '../exitCodeFor.js';
 import { formatDeadLetterLine } from '../formatDeadLetterLine.js';
 import { SILENT_LOGGER } from '../silentLogger.js';
+import { isEventId } from '../../outbox/isEventId.js';
 
 type DlqAction = 'list' | 'retry' | 'purge' | 'skip';
 
@@ -30,7 +31,6 @@ interface DlqArgs {
   json?: boolean;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Retries go in chunks: each chunk is locked, published and marked in one short transaction. */
 const RETRY_CHUNK = 500;
 
@@ -66,7 +66,7 @@ function readSelection(action: DlqAction, argv: DlqArgs): DeadLetterSelection {
     throw new ConfigError(`dlq ${action}: give ids or --all, not both`);
   if (argv.all === true) return { all: true };
   if (ids.length === 0) throw new ConfigError(`dlq ${action}: name the event ids, or pass --all`);
-  const bad = ids.find((id) => !UUID.test(id));
+  const bad = ids.find((id) => !isEventId(id));
   if (bad !== undefined)
     throw new ConfigError(`dlq ${action}: ${JSON.stringify(bad)} is not an event id (a uuid)`);
   return { ids };

@@ -10,6 +10,7 @@ import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
 import { EXIT } from '../exitCodeFor.js';
 import { SILENT_LOGGER } from '../silentLogger.js';
+import { isEventId } from '../../outbox/isEventId.js';
 
 interface ReplayArgs {
   ids?: string[];
@@ -20,7 +21,6 @@ interface ReplayArgs {
   dryRun?: boolean;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SEQ = /^\d{1,19}$/;
 
 export const replayCommand: CommandModule<object, ReplayArgs> = {
@@ -61,7 +61,7 @@ export function readSelection(argv: ReplayArgs): ReplaySelection {
     throw new ConfigError('choose the events one way: event ids, --since [--until], or --from-seq --to-seq');
   }
   if (ids.length > 0) {
-    const bad = ids.find((id) => !UUID.test(id));
+    const bad = ids.find((id) => !isEventId(id));
     if (bad !== undefined) throw new ConfigError(`${JSON.stringify(bad)} is not an event id (a uuid)`);
     return { kind: 'ids', ids };
   }

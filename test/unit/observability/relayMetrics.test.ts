@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
 import type { OutboxRecord } from '../../../src/core/outboxRecord.js';
+import type { SlotStatus } from '../../../src/db/readSlotStatus.js';
 import { RelayMetrics } from '../../../src/observability/relayMetrics.js';
 
 function record(eventType: string, committedAtMs?: number): OutboxRecord {
@@ -19,6 +20,23 @@ function record(eventType: string, committedAtMs?: number): OutboxRecord {
     committedAtMs,
   };
 }
+
+/** A streaming slot with every figure known. */
+const SLOT: SlotStatus = {
+  slot: 's',
+  exists: true,
+  active: true,
+  activePid: 1,
+  activeReader: null,
+  lagBytes: 10,
+  retainedWalBytes: 20,
+  walStatus: 'reserved',
+  safeWalSizeBytes: 30,
+  confirmedFlushLsn: '0/1',
+  restartLsn: '0/1',
+  plugin: 'pgoutput',
+  failover: null,
+};
 
 async function sample(
   metrics: RelayMetrics,
@@ -74,21 +92,7 @@ describe('RelayMetrics', () => {
 
   it('sets one wal_status series to 1, reports a missing limit as unbounded, and has no slot metrics in poll mode', async () => {
     const metrics = new RelayMetrics('wal');
-    metrics.recordSlotStatus({
-      slot: 's',
-      exists: true,
-      active: true,
-      activePid: 1,
-      activeReader: null,
-      lagBytes: 10,
-      retainedWalBytes: 20,
-      walStatus: 'extended',
-      safeWalSizeBytes: null,
-      confirmedFlushLsn: '0/1',
-      restartLsn: '0/1',
-      plugin: 'pgoutput',
-      failover: null,
-    });
+    metrics.recordSlotStatus({ ...SLOT, walStatus: 'extended', safeWalSizeBytes: null });
     assert.equal(await sample(metrics, 'outbox_replication_slot_wal_status', { status: 'extended' }), 1);
     assert.equal(await sample(metrics, 'outbox_replication_slot_wal_status', { status: 'reserved' }), 0);
     assert.equal(
@@ -108,21 +112,7 @@ describe('RelayMetrics', () => {
         .split('\n')
         .filter((l) => /^outbox_replication_slot_(lag|retained|safe|wal_status)/.test(l));
     assert.deepEqual(await slotSeries(), []);
-    const present = {
-      slot: 's',
-      exists: true,
-      active: true,
-      activePid: 1,
-      activeReader: null,
-      lagBytes: 10,
-      retainedWalBytes: 20,
-      walStatus: 'reserved',
-      safeWalSizeBytes: 30,
-      confirmedFlushLsn: '0/1',
-      restartLsn: '0/1',
-      plugin: 'pgoutput',
-      failover: null,
-    };
+    const present = SLOT;
     metrics.recordSlotStatus(present);
     assert.equal((await slotSeries()).length, 7);
     metrics.recordSlotStatus({
