@@ -17,7 +17,7 @@ function restrictImports(files, paths) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'build/', '.cache/', '.stack/', 'tools/'] },
+  { ignores: ['node_modules/', 'dist/', 'build/', 'build-*/', '.cache/', '.stack/', 'tools/'] },
   eslint.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -2,11 +2,11 @@
 -- article's shape: missing columns are added. Adding the identity column to a table that has rows rewrites it
 -- (an ACCESS EXCLUSIVE lock for the length of the rewrite); existing rows get seq values in physical order.
 CREATE TABLE IF NOT EXISTS {{schema}}.{{table}} (
-    id             uuid         PRIMARY KEY DEFAULT gen_random_uuid(),
-    aggregate_type varchar(100) NOT NULL,
-    aggregate_id   varchar(100) NOT NULL,
-    event_type     varchar(100) NOT NULL,
-    payload        jsonb        NOT NULL,
+    {{id}}             uuid         PRIMARY KEY DEFAULT gen_random_uuid(),
+    {{aggregate_type}} varchar(100) NOT NULL,
+    {{aggregate_id}}   varchar(100) NOT NULL,
+    {{event_type}}     varchar(100) NOT NULL,
+    {{payload}}        jsonb        NOT NULL,
     attempts       int          NOT NULL DEFAULT 0,
     created_at     timestamptz  NOT NULL DEFAULT now(),
     processed_at   timestamptz

@@ -65,8 +65,11 @@ export function formatDefault(spec: OptionSpec): string | undefined {
   const value = spec.default;
   if (value === undefined) return undefined;
   if (spec.kind === 'duration' && typeof value === 'number') return formatDuration(value);
-  if (Array.isArray(value)) return value.length === 0 ? undefined : value.join(',');
-  return String(value);
+  if (Array.isArray(value)) {
+    const items = value.filter((v): v is string => typeof v === 'string');
+    return items.length === 0 ? undefined : items.join(',');
+  }
+  return typeof value === 'object' ? undefined : String(value);
 }
 
 /** The command's config from its flags and the environment (defaults < env < flags), with `required` set. */

@@ -6,6 +6,7 @@ import { ConfigError } from '../errors.js';
 const COMMAND_BOOLEANS = [
   'all',
   'consumer',
+  'drop-partitions',
   'include-dead-letters',
   'json',
   'notify-trigger',

@@ -15,7 +15,9 @@ export type OptionKind =
   | 'brokerList'
   | 'databaseUrl'
   | 'filePath'
-  | 'regex';
+  | 'regex'
+  | 'headerColumns'
+  | 'metadataHeaders';
 
 export interface OptionSpec {
   readonly key: keyof RelayConfig;
@@ -51,6 +53,10 @@ const DB_COMMANDS: readonly CommandName[] = [
 ];
 const RUN: readonly CommandName[] = ['run'];
 const KAFKA_COMMANDS: readonly CommandName[] = ['run', 'doctor', 'dlq', 'replay'];
+/** The commands that read events from the table (or create it). */
+const SHAPE_COMMANDS: readonly CommandName[] = ['run', 'migrate', 'doctor', 'dlq', 'replay'];
+/** The commands that publish. */
+const PUBLISH_COMMANDS: readonly CommandName[] = ['run', 'dlq', 'replay'];
 
 /**
  * The single source of truth for every option: flag, environment variable, type and default.
@@ -179,6 +185,95 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     commands: DB_COMMANDS,
   },
   {
+    key: 'outboxShape',
+    flag: 'outbox-shape',
+    kind: 'choice',
+    choices: ['walbox', 'debezium'],
+    default: 'walbox',
+    description:
+      "the table's column names: walbox's, or Debezium's outbox table (id, aggregatetype, aggregateid, type, payload; then also the topic template outbox.event.${routedByValue} and only the id header); the *-column options override single columns",
+    commands: SHAPE_COMMANDS,
+  },
+  {
+    key: 'idColumn',
+    flag: 'id-column',
+    kind: 'identifier',
+    default: undefined,
+    description: 'column of the event id, a uuid (the `id` header) [default: id]',
+    commands: SHAPE_COMMANDS,
+  },
+  {
+    key: 'keyColumn',
+    flag: 'key-column',
+    kind: 'identifier',
+    default: undefined,
+    description:
+      'column of the aggregate id: the Kafka key, and with --routing-column what orders events [default: aggregate_id; debezium: aggregateid]',
+    commands: SHAPE_COMMANDS,
+  },
+  {
+    key: 'routingColumn',
+    flag: 'routing-column',
+    kind: 'identifier',
+    default: undefined,
+    description:
+      'column of the aggregate type: the routing value of --topic-template [default: aggregate_type; debezium: aggregatetype]',
+    commands: SHAPE_COMMANDS,
+  },
+  {
+    key: 'eventTypeColumn',
+    flag: 'event-type-column',
+    kind: 'identifier',
+    default: undefined,
+    description: 'column of the event type [default: event_type; debezium: type]',
+    commands: SHAPE_COMMANDS,
+  },
+  {
+    key: 'payloadColumn',
+    flag: 'payload-column',
+    kind: 'identifier',
+    default: undefined,
+    description: 'column of the payload, the Kafka value (jsonb, json or text) [default: payload]',
+    commands: SHAPE_COMMANDS,
+  },
+  {
+    key: 'timestampColumn',
+    flag: 'timestamp-column',
+    kind: 'identifier',
+    default: undefined,
+    description:
+      'column of the event time (timestamptz, timestamp as UTC, or bigint epoch ms), the record timestamp with --kafka-timestamp event [default: created_at]',
+    commands: SHAPE_COMMANDS,
+  },
+  {
+    key: 'headerColumns',
+    flag: 'header-columns',
+    kind: 'headerColumns',
+    default: [],
+    description:
+      'more columns sent as Kafka headers, as column[:header-name],… (a NULL value sends no header)',
+    commands: SHAPE_COMMANDS,
+  },
+  {
+    key: 'metadataHeaders',
+    flag: 'metadata-headers',
+    kind: 'metadataHeaders',
+    default: undefined,
+    description:
+      'headers besides `id`, as field[:header-name],… of event_type, aggregate_type, aggregate_id, created_at, or none [default: all four; debezium: none]',
+    commands: PUBLISH_COMMANDS,
+  },
+  {
+    key: 'kafkaTimestamp',
+    flag: 'kafka-timestamp',
+    kind: 'choice',
+    choices: ['event', 'commit', 'send'],
+    default: 'event',
+    description:
+      "the Kafka record timestamp: event = --timestamp-column, commit = the transaction's commit time (WAL mode streaming; else the event time), send = when walbox sends",
+    commands: PUBLISH_COMMANDS,
+  },
+  {
     key: 'slot',
     flag: 'slot',
     kind: 'slotName',
@@ -225,8 +320,9 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     key: 'topicTemplate',
     flag: 'topic-template',
     kind: 'topicTemplate',
-    default: 'outbox.{aggregate_type}',
-    description: 'topic per event; placeholders {aggregate_type} and {event_type}',
+    default: undefined,
+    description:
+      'topic per event; placeholders {aggregate_type} (the routing value, also ${routedByValue}) and {event_type} [default: outbox.{aggregate_type}; debezium: outbox.event.${routedByValue}]',
     commands: ['run', 'dlq', 'replay'],
   },
   {

@@ -5,6 +5,8 @@ import { OPTION_SPECS, toEnvName, type OptionSpec } from './configSchema.js';
 import { parseOptionValue } from './parseOptionValue.js';
 import { readEnv, type Environment, type RawSettings } from './readEnv.js';
 import type { RelayConfig } from './relayConfig.js';
+import { DEFAULT_HEADER_LAYOUT } from '../core/toEventHeaders.js';
+import { SHAPE_COLUMNS, type OutboxShape } from '../outbox/outboxColumns.js';
 import { resolveDatabaseUrl } from './resolveDatabaseUrl.js';
 
 export interface LoadConfigInput {
@@ -51,6 +53,7 @@ export function loadConfig(input: LoadConfigInput = {}): RelayConfig {
     }
   }
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  applyShapeDefaults(values);
   const checkFile = input.checkFile ?? checkReadableFile;
   checkCombinations(values, problems);
   checkFiles(values, checkFile, problems);
@@ -68,6 +71,26 @@ export function loadConfig(input: LoadConfigInput = {}): RelayConfig {
     ['kafkaSslCaFile', 'kafkaSslCertFile', 'kafkaSslKeyFile'].some((k) => values[k] !== undefined);
   // Every key of RelayConfig has a spec (a unit test checks it), so the object is complete here.
   return Object.freeze(values) as unknown as RelayConfig;
+}
+
+/** What --outbox-shape implies for every column, header and topic option that was not given. */
+const SHAPE_DEFAULTS: Readonly<Record<OutboxShape, { topicTemplate: string; metadataHeaders: unknown }>> = {
+  walbox: { topicTemplate: 'outbox.{aggregate_type}', metadataHeaders: DEFAULT_HEADER_LAYOUT.metadata },
+  // Debezium's EventRouter: route.topic.replacement's default, and no header but `id`.
+  debezium: { topicTemplate: 'outbox.event.${routedByValue}', metadataHeaders: [] },
+};
+
+function applyShapeDefaults(values: Record<string, unknown>): void {
+  const shape = values['outboxShape'] as OutboxShape;
+  const columns = SHAPE_COLUMNS[shape];
+  values['idColumn'] ??= columns.id;
+  values['keyColumn'] ??= columns.aggregateId;
+  values['routingColumn'] ??= columns.aggregateType;
+  values['eventTypeColumn'] ??= columns.eventType;
+  values['payloadColumn'] ??= columns.payload;
+  values['timestampColumn'] ??= columns.timestamp;
+  values['topicTemplate'] ??= SHAPE_DEFAULTS[shape].topicTemplate;
+  values['metadataHeaders'] ??= SHAPE_DEFAULTS[shape].metadataHeaders;
 }
 
 function describeProblem(spec: OptionSpec, value: string | boolean, source: string, reason: string): string {

@@ -3,6 +3,8 @@ import { BOOLEAN_WORDS, parseBoolean } from './parseBoolean.js';
 import { parseDuration } from './parseDuration.js';
 import { explainBadTopicName } from '../core/topicName.js';
 import { explainBadIdentifier, explainBadSlotName } from './validateIdentifier.js';
+import { METADATA_FIELDS, type MetadataField, type MetadataHeader } from '../core/toEventHeaders.js';
+import type { HeaderColumn } from '../outbox/outboxColumns.js';
 
 export type ParsedValue = { ok: true; value: unknown } | { ok: false; reason: string };
 
@@ -44,6 +46,10 @@ export function parseOptionValue(spec: OptionSpec, raw: string | boolean): Parse
       return text.length > 0 ? ok(text) : fail('must name a file');
     case 'regex':
       return parseRegex(text);
+    case 'headerColumns':
+      return parseHeaderColumns(text);
+    case 'metadataHeaders':
+      return parseMetadataHeaders(text);
   }
 }
 
@@ -85,13 +91,17 @@ function inRange(spec: OptionSpec, n: number, show: (n: number) => string): Pars
 }
 
 function parseTopicTemplate(text: string): ParsedValue {
-  const placeholders = [...text.matchAll(/\{([^}]*)\}/g)].map((m) => m[1] ?? '');
+  // Debezium's ${routedByValue} is {aggregate_type}: the routing value.
+  const template = text.replaceAll('${routedByValue}', '{aggregate_type}');
+  const placeholders = [...template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1] ?? '');
   const unknown = placeholders.filter((p) => !TEMPLATE_PLACEHOLDERS.has(p));
   if (unknown.length > 0) {
-    return fail(`has unknown placeholder {${unknown.join('}, {')}}; use {aggregate_type} or {event_type}`);
+    return fail(
+      `has unknown placeholder {${unknown.join('}, {')}}; use {aggregate_type} (or \${routedByValue}) or {event_type}`,
+    );
   }
   // The fixed parts must already be legal topic characters; substituted values are checked per event.
-  const fixed = text.replace(/\{[^}]*\}/g, 'x');
+  const fixed = template.replace(/\{[^}]*\}/g, 'x');
   const problem = explainBadTopicName(fixed);
   return problem === undefined ? ok(text) : fail(problem);
 }
@@ -127,4 +137,50 @@ function parseDatabaseUrl(text: string): ParsedValue {
   }
   if (url.hostname === '' && !url.searchParams.has('host')) return fail('names no host');
   return ok(text);
+}
+
+/** `name[:header]` pairs, comma-separated; the header name defaults to the name. */
+function splitPairs(text: string): { name: string; header: string }[] | string {
+  const pairs: { name: string; header: string }[] = [];
+  for (const item of text.split(',').map((i) => i.trim())) {
+    const [name = '', header = name, extra] = item.split(':').map((p) => p.trim());
+    if (name.length === 0 || header.length === 0 || extra !== undefined) {
+      return `has ${JSON.stringify(item)}, which is not name or name:header-name`;
+    }
+    pairs.push({ name, header });
+  }
+  const headers = pairs.map((p) => p.header);
+  const twice = headers.find((h, i) => headers.indexOf(h) !== i || h === 'id');
+  if (twice !== undefined) {
+    return twice === 'id'
+      ? 'names the header "id", which is always the event id'
+      : `names the header ${JSON.stringify(twice)} twice`;
+  }
+  return pairs;
+}
+
+function parseHeaderColumns(text: string): ParsedValue {
+  const pairs = splitPairs(text);
+  if (typeof pairs === 'string') return fail(pairs);
+  const columns: HeaderColumn[] = [];
+  for (const { name, header } of pairs) {
+    const problem = explainBadIdentifier(name);
+    if (problem !== undefined) return fail(`column ${JSON.stringify(name)}: ${problem}`);
+    columns.push({ column: name, header });
+  }
+  return ok(columns);
+}
+
+function parseMetadataHeaders(text: string): ParsedValue {
+  if (text.trim() === 'none') return ok([]);
+  const pairs = splitPairs(text);
+  if (typeof pairs === 'string') return fail(pairs);
+  const headers: MetadataHeader[] = [];
+  for (const { name, header } of pairs) {
+    if (!(METADATA_FIELDS as readonly string[]).includes(name)) {
+      return fail(`has unknown field ${JSON.stringify(name)}; use ${METADATA_FIELDS.join(', ')} or none`);
+    }
+    headers.push({ field: name as MetadataField, header });
+  }
+  return ok(headers);
 }

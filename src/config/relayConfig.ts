@@ -1,9 +1,15 @@
+import type { HeaderColumn, OutboxShape } from '../outbox/outboxColumns.js';
+import type { MetadataHeader } from '../core/toEventHeaders.js';
+
 export type RelayMode = 'wal' | 'poll';
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 export type Compression = 'none' | 'gzip';
 export type LogFormat = 'auto' | 'json' | 'pretty';
 /** Whether the slot is created as a failover slot (PostgreSQL 17+); auto = when the server supports it. */
 export type SlotFailover = 'auto' | 'on' | 'off';
+/** What becomes the Kafka record timestamp. */
+export type KafkaTimestamp = 'event' | 'commit' | 'send';
+export type { OutboxShape } from '../outbox/outboxColumns.js';
 export type KafkaSaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512' | 'oauthbearer';
 
 /** The one configuration object: built once by loadConfig(), frozen, passed down explicitly. */
@@ -23,12 +29,25 @@ export interface RelayConfig {
   readonly kafkaSaslOauthbearerTokenFile: string | undefined;
   readonly schema: string;
   readonly table: string;
+  /** The column names below default to this shape's (resolved by loadConfig). */
+  readonly outboxShape: OutboxShape;
+  readonly idColumn: string;
+  readonly keyColumn: string;
+  readonly routingColumn: string;
+  readonly eventTypeColumn: string;
+  readonly payloadColumn: string;
+  readonly timestampColumn: string;
+  readonly headerColumns: readonly HeaderColumn[];
+  /** Headers sent besides `id`, by field, under these names. */
+  readonly metadataHeaders: readonly MetadataHeader[];
+  readonly kafkaTimestamp: KafkaTimestamp;
   readonly slot: string;
   readonly slotFailover: SlotFailover;
   readonly publication: string;
   /** application_name of the relay's connections, the replication connection included. */
   readonly applicationName: string;
   readonly topic: string | undefined;
+  /** Resolved by loadConfig: the shape's template unless one is given. */
   readonly topicTemplate: string;
   /** A topic resolved from row content must match this regular expression (whole name), else dead-lettered. */
   readonly topicAllow: string | undefined;

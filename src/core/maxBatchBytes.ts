@@ -6,10 +6,11 @@ export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 
 /** The bytes of an event that a batch bound counts: payload and headers text. */
 export function countRecordBytes(record: {
-  readonly payload: string;
+  readonly payload: string | null;
   readonly headers: string | null;
 }): number {
   return (
-    Buffer.byteLength(record.payload) + (record.headers === null ? 0 : Buffer.byteLength(record.headers))
+    (record.payload === null ? 0 : Buffer.byteLength(record.payload)) +
+    (record.headers === null ? 0 : Buffer.byteLength(record.headers))
   );
 }

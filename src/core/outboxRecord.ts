@@ -6,12 +6,19 @@ export interface OutboxRecord {
   readonly aggregateType: string;
   readonly aggregateId: string;
   readonly eventType: string;
-  /** jsonb text exactly as PostgreSQL outputs it (payload::text): never parsed. */
-  readonly payload: string;
+  /**
+   * The payload column's text exactly as PostgreSQL outputs it (payload::text): never parsed. NULL (a nullable
+   * payload column, as Debezium's) is published as a tombstone, a record with a null value, as Debezium does.
+   */
+  readonly payload: string | null;
   /** jsonb text of the optional headers object, or null. */
   readonly headers: string | null;
   /** ISO 8601 UTC with microseconds. */
   readonly createdAt: string;
+  /** The event-timestamp column in Unix ms (parseEventTime); undefined when it has no usable instant. */
+  readonly eventTimeMs?: number | undefined;
+  /** Values of the --header-columns, in their order (null: SQL NULL, no header). */
+  readonly headerValues?: readonly (string | null)[];
   readonly seq: string;
   /**
    * WAL mode: the writing transaction's id. Its commit can reach us a moment before it is visible to other

@@ -35,8 +35,11 @@ export type TopicChoice =
 
 export type TopicResolution = { ok: true; topic: string } | { ok: false; reason: string };
 
-/** The template's placeholders and the event fields that fill them. */
-const PLACEHOLDER = /\{(aggregate_type|event_type)\}/g;
+/**
+ * The template's placeholders and the event fields that fill them. `${routedByValue}` is Debezium's name for the
+ * routing value (route.topic.replacement), accepted so that its templates can be copied as they are.
+ */
+const PLACEHOLDER = /\$\{routedByValue\}|\{(aggregate_type|event_type)\}/g;
 type Placeholder = 'aggregate_type' | 'event_type';
 const FIELD_OF: Record<Placeholder, 'aggregateType' | 'eventType'> = {
   aggregate_type: 'aggregateType',
@@ -44,7 +47,8 @@ const FIELD_OF: Record<Placeholder, 'aggregateType' | 'eventType'> = {
 };
 
 /**
- * The topic of one event: the fixed --topic, or --topic-template with {aggregate_type} and {event_type}.
+ * The topic of one event: the fixed --topic, or --topic-template with {aggregate_type} (or ${routedByValue})
+ * and {event_type}.
  *
  * With a template the topic comes from row content, which whoever writes the outbox controls. The template is
  * filled in one pass with a function replacer, so a value is inserted as it is: `$&`, `` $` ``, `$'` and `$$`
@@ -58,7 +62,8 @@ export function resolveTopic(
 ): TopicResolution {
   if ('topic' in choice) return { ok: true, topic: choice.topic };
   const used = new Map<Placeholder, string>();
-  const topic = choice.template.replace(PLACEHOLDER, (_match, name: Placeholder) => {
+  const topic = choice.template.replace(PLACEHOLDER, (_match, found: Placeholder | undefined) => {
+    const name = found ?? 'aggregate_type';
     const value = event[FIELD_OF[name]];
     used.set(name, value);
     return value;

@@ -1,3 +1,4 @@
+import { toOutboxTable } from '../config/toOutboxTable.js';
 import { createPool } from '../db/createPool.js';
 import { notifyChannel } from '../outbox/outboxNames.js';
 import { NotifyListener } from '../source/poll/notifyListener.js';
@@ -18,8 +19,7 @@ export async function runPollRelay(context: RelayContext): Promise<void> {
   const relay = new PollRelay(
     { pool, sink: context.sink, logger, observer: context.observer, sleep },
     {
-      schema: config.schema,
-      table: config.table,
+      outbox: toOutboxTable(config),
       batchSize: config.batchSize,
       pollIntervalMs: config.pollIntervalMs,
       maxAttempts: config.maxAttempts,

@@ -1,3 +1,4 @@
+import { toOutboxTable } from '../config/toOutboxTable.js';
 import type pg from 'pg';
 
 import { deliverBatch } from '../core/deliverBatch.js';
@@ -58,7 +59,7 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
     logger,
     timeoutMs: config.databaseTimeoutMs,
   });
-  const store = new PgOutboxStore(pool, config);
+  const store = new PgOutboxStore(pool, toOutboxTable(config));
   const state = new WalboxState(pool, config);
   const retry: RetryContext = {
     policy: {
@@ -92,6 +93,7 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
           applicationName: config.applicationName,
           schema: config.schema,
           table: config.table,
+          columns: toOutboxTable(config).columns,
           startLsn,
           statusIntervalMs: config.statusIntervalMs,
           // Replies are asked for after a silent status interval: give them at least one more to arrive.
@@ -220,8 +222,7 @@ async function prepareSlot(
   const drain = (snapshotName?: string): Promise<number> =>
     drainPendingRows({
       databaseUrl: context.databaseUrl,
-      schema: config.schema,
-      table: config.table,
+      outbox: toOutboxTable(config),
       batchSize: config.batchSize,
       snapshotName,
       deliver: async (records) => {

@@ -1,3 +1,4 @@
+import { toOutboxTable } from '../config/toOutboxTable.js';
 import type { RelayConfig } from '../config/relayConfig.js';
 import type { RelayRole } from '../core/relayRole.js';
 import { connectDatabase } from '../db/connectDatabase.js';
@@ -35,7 +36,9 @@ async function checkPreflight(config: RelayConfig, databaseUrl: string, logger: 
     logger.info({ tls: describePgTls(client, databaseUrl) }, 'connected to PostgreSQL');
     const warning = warnAboutPgTls(client, databaseUrl);
     if (warning !== undefined) logger.warn(warning);
-    assertPreflight(await runPreflight(client, config, config.mode));
+    assertPreflight(
+      await runPreflight(client, { ...config, columns: toOutboxTable(config).columns }, config.mode),
+    );
   } finally {
     await client.end().catch(() => undefined);
   }

@@ -2,7 +2,8 @@ import type pg from 'pg';
 
 import type { OutboxRecord } from '../core/outboxRecord.js';
 import { MAX_BATCH_BYTES, selectOutboxRowsWithinBytes, toRecord, type OutboxRow } from './outboxRowQuery.js';
-import { quoteQualified } from './quoteIdentifier.js';
+import type { OutboxTable } from '../outbox/outboxColumns.js';
+import { quoteIdentifier, quoteQualified } from './quoteIdentifier.js';
 
 type Db = pg.ClientBase | pg.Pool;
 
@@ -22,19 +23,19 @@ export interface DeadLetter {
 /** Which dead letters a command acts on: the listed ids, or all of them. */
 export type DeadLetterSelection = { readonly all: true } | { readonly ids: readonly string[] };
 
-function where(selection: DeadLetterSelection): { sql: string; values: unknown[] } {
+function where(outbox: OutboxTable, selection: DeadLetterSelection): { sql: string; values: unknown[] } {
   return 'all' in selection
     ? { sql: DEAD, values: [] }
-    : { sql: `${DEAD} AND o.id = ANY($1::uuid[])`, values: [selection.ids] };
+    : { sql: `${DEAD} AND ${idOf(outbox)} = ANY($1::uuid[])`, values: [selection.ids] };
+}
+
+/** The event id column of alias `o`. */
+function idOf(outbox: OutboxTable): string {
+  return `o.${quoteIdentifier(outbox.columns.id)}`;
 }
 
 /** The oldest dead letters first (what the dead-letters view shows), without payloads. */
-export async function listDeadLetters(
-  db: Db,
-  schema: string,
-  table: string,
-  limit: number,
-): Promise<DeadLetter[]> {
+export async function listDeadLetters(db: Db, outbox: OutboxTable, limit: number): Promise<DeadLetter[]> {
   const { rows } = await db.query<{
     id: string;
     aggregate_type: string;
@@ -45,11 +46,13 @@ export async function listDeadLetters(
     dead_lettered_at: string;
     last_error: string | null;
   }>(
-    `SELECT o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.attempts,
+    `SELECT ${idOf(outbox)}::text AS id, o.${quoteIdentifier(outbox.columns.aggregateType)}::text AS aggregate_type,
+            o.${quoteIdentifier(outbox.columns.aggregateId)}::text AS aggregate_id,
+            o.${quoteIdentifier(outbox.columns.eventType)}::text AS event_type, o.attempts,
             to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS created_at,
             to_char(o.dead_lettered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS dead_lettered_at,
             o.last_error
-       FROM ${quoteQualified(schema, table)} AS o
+       FROM ${quoteQualified(outbox.schema, outbox.table)} AS o
       WHERE ${DEAD}
       ORDER BY o.seq
       LIMIT $1`,
@@ -73,17 +76,16 @@ export async function listDeadLetters(
  */
 export async function lockDeadLetters(
   client: pg.ClientBase,
-  schema: string,
-  table: string,
+  outbox: OutboxTable,
   selection: DeadLetterSelection,
   limit: number,
   exclude: readonly string[] = [],
 ): Promise<OutboxRecord[]> {
-  const selected = where(selection);
+  const selected = where(outbox, selection);
   const values = [...selected.values, exclude];
-  const sql = `${selected.sql} AND NOT (o.id = ANY($${String(values.length)}::uuid[]))`;
+  const sql = `${selected.sql} AND NOT (${idOf(outbox)} = ANY($${String(values.length)}::uuid[]))`;
   const { rows } = await client.query<OutboxRow>(
-    selectOutboxRowsWithinBytes(schema, table, {
+    selectOutboxRowsWithinBytes(outbox, {
       where: sql,
       limit: String(limit),
       maxBytes: String(MAX_BATCH_BYTES),
@@ -95,27 +97,21 @@ export async function lockDeadLetters(
 }
 
 /** Re-delivered dead letters become processed rows (the dead-letter mark stays as history). */
-export async function markRedelivered(
-  db: Db,
-  schema: string,
-  table: string,
-  ids: readonly string[],
-): Promise<void> {
+export async function markRedelivered(db: Db, outbox: OutboxTable, ids: readonly string[]): Promise<void> {
   await db.query(
-    `UPDATE ${quoteQualified(schema, table)} SET processed_at = now(), last_error = NULL WHERE id = ANY($1::uuid[])`,
+    `UPDATE ${quoteQualified(outbox.schema, outbox.table)} AS o SET processed_at = now(), last_error = NULL WHERE ${idOf(outbox)} = ANY($1::uuid[])`,
     [ids],
   );
 }
 
 export async function recordRedeliveryFailure(
   db: Db,
-  schema: string,
-  table: string,
+  outbox: OutboxTable,
   ids: readonly string[],
   reason: string,
 ): Promise<void> {
   await db.query(
-    `UPDATE ${quoteQualified(schema, table)} SET last_error = $2, attempts = attempts + 1 WHERE id = ANY($1::uuid[])`,
+    `UPDATE ${quoteQualified(outbox.schema, outbox.table)} AS o SET last_error = $2, attempts = o.attempts + 1 WHERE ${idOf(outbox)} = ANY($1::uuid[])`,
     [ids, reason],
   );
 }
@@ -123,13 +119,12 @@ export async function recordRedeliveryFailure(
 /** Deletes dead letters; returns the ids deleted. */
 export async function purgeDeadLetters(
   db: Db,
-  schema: string,
-  table: string,
+  outbox: OutboxTable,
   selection: DeadLetterSelection,
 ): Promise<string[]> {
-  const { sql, values } = where(selection);
+  const { sql, values } = where(outbox, selection);
   const { rows } = await db.query<{ id: string }>(
-    `DELETE FROM ${quoteQualified(schema, table)} AS o WHERE ${sql} RETURNING o.id::text AS id`,
+    `DELETE FROM ${quoteQualified(outbox.schema, outbox.table)} AS o WHERE ${sql} RETURNING ${idOf(outbox)}::text AS id`,
     values,
   );
   return rows.map((r) => r.id);
@@ -145,15 +140,14 @@ export const SKIPPED_BY_OPERATOR = 'skipped by an operator (walbox dlq skip)';
  */
 export async function skipPendingRows(
   db: Db,
-  schema: string,
-  table: string,
+  outbox: OutboxTable,
   ids: readonly string[],
 ): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
-    `UPDATE ${quoteQualified(schema, table)}
+    `UPDATE ${quoteQualified(outbox.schema, outbox.table)} AS o
         SET dead_lettered_at = now(), last_error = $2
-      WHERE id = ANY($1::uuid[]) AND processed_at IS NULL AND dead_lettered_at IS NULL
-      RETURNING id::text AS id`,
+      WHERE ${idOf(outbox)} = ANY($1::uuid[]) AND o.processed_at IS NULL AND o.dead_lettered_at IS NULL
+      RETURNING ${idOf(outbox)}::text AS id`,
     [ids, SKIPPED_BY_OPERATOR],
   );
   return rows.map((r) => r.id);

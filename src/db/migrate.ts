@@ -6,8 +6,17 @@ import type pg from 'pg';
 
 import { MigrationError, PreconditionError, toError } from '../errors.js';
 import { deriveOutboxNames, type OutboxNames } from '../outbox/outboxNames.js';
+import { DEFAULT_COLUMNS, type OutboxColumns } from '../outbox/outboxColumns.js';
 import { findSqlDir } from './findSqlDir.js';
 import { explainPublicationProblem, readPublication } from './readPublication.js';
+import { assertPartitionedSeq, renderPartitionedSeqCheck } from './assertPartitionedSeq.js';
+import {
+  explainLiveSlots,
+  publishViaPartitionRoot,
+  renderIsOwnPublication,
+  renderIsPartitioned,
+  renderLiveSlots,
+} from './publishViaPartitionRoot.js';
 import { escapeLiteral } from 'pg';
 
 import { quoteIdentifier, quoteQualified } from './quoteIdentifier.js';
@@ -17,6 +26,8 @@ export interface MigrateOptions {
   readonly schema: string;
   readonly table: string;
   readonly publication: string;
+  /** The event columns' names (default: walbox's): a new table gets them, an existing one must have them. */
+  readonly columns?: OutboxColumns;
   /** Also (or only, with outbox: false) create the consumer side: processed_events. */
   readonly consumer?: boolean;
   readonly outbox?: boolean;
@@ -28,7 +39,8 @@ export interface MigrateOptions {
 export interface MigrateResult {
   readonly applied: readonly string[];
   readonly alreadyApplied: number;
-  readonly publication: 'created' | 'unchanged' | 'skipped';
+  /** updated: publish_via_partition_root turned on for a partitioned outbox (publishViaPartitionRoot). */
+  readonly publication: 'created' | 'unchanged' | 'updated' | 'skipped';
 }
 
 interface Migration {
@@ -47,7 +59,7 @@ const MIGRATE_LOCK_KEY = 'walbox.migrate';
  * and the later ones find nothing to do.
  */
 export async function migrate(client: pg.ClientBase, options: MigrateOptions): Promise<MigrateResult> {
-  const names = deriveOutboxNames(options.schema, options.table);
+  const names = deriveOutboxNames(options.schema, options.table, options.columns);
   const sqlDir = options.sqlDir ?? findSqlDir();
   const sets: { target: string; migrations: Migration[] }[] = [];
   if (options.outbox !== false)
@@ -71,6 +83,7 @@ export async function migrate(client: pg.ClientBase, options: MigrateOptions): P
     );
     const applied: string[] = [];
     let alreadyApplied = 0;
+    if (options.outbox !== false) await assertPartitionedSeq(client, names);
     for (const set of sets) {
       const done = await readApplied(client, names, set.target);
       for (const migration of set.migrations) {
@@ -84,6 +97,9 @@ export async function migrate(client: pg.ClientBase, options: MigrateOptions): P
           }
           alreadyApplied++;
           continue;
+        }
+        if (migration.id === 1 && set.target.startsWith('outbox:')) {
+          await applyAdoption(client, names, sqlDir);
         }
         await applyMigration(client, names, set.target, migration);
         applied.push(migration.name);
@@ -118,7 +134,7 @@ export async function migrate(client: pg.ClientBase, options: MigrateOptions): P
  * is safe to run twice.
  */
 export function renderMigrationScript(options: MigrateOptions): string {
-  const names = deriveOutboxNames(options.schema, options.table);
+  const names = deriveOutboxNames(options.schema, options.table, options.columns);
   const sqlDir = options.sqlDir ?? findSqlDir();
   const migrations = quoteQualified(names.schema, names.migrationsTable);
   const parts = [
@@ -139,8 +155,17 @@ export function renderMigrationScript(options: MigrateOptions): string {
     sets.push({ target: `outbox:${names.table}`, migrations: loadMigrations(sqlDir) });
   if (options.consumer === true)
     sets.push({ target: 'consumer', migrations: loadMigrations(join(sqlDir, 'consumer')) });
+  if (options.outbox !== false) {
+    parts.push(
+      '-- a partitioned outbox on PostgreSQL 15/16 needs its own seq',
+      renderPartitionedSeqCheck(names),
+    );
+  }
   for (const set of sets) {
     for (const migration of set.migrations) {
+      if (migration.id === 1 && set.target.startsWith('outbox:')) {
+        parts.push('-- adopting an existing table (a no-op otherwise)', renderAdoption(names, sqlDir));
+      }
       parts.push(
         `-- ${migration.name}`,
         renderSql(migration.text, names).trim(),
@@ -151,11 +176,29 @@ export function renderMigrationScript(options: MigrateOptions): string {
   }
   if (options.outbox !== false) {
     const table = quoteQualified(names.schema, names.table);
+    const publication = quoteIdentifier(options.publication);
+    const pubname = escapeLiteral(options.publication);
+    const partitioned = renderIsPartitioned(escapeLiteral(table));
     parts.push(
-      '-- the publication WAL mode streams from (INSERTs of the outbox table only)',
-      `DO $walbox$ BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = ${escapeLiteral(options.publication)}) THEN
-    CREATE PUBLICATION ${quoteIdentifier(options.publication)} FOR TABLE ${table} WITH (publish = 'insert');
+      '-- the publication WAL mode streams from (INSERTs of the outbox table only; a partitioned outbox under its own name)',
+      `DO $walbox$
+DECLARE
+  walbox_slots text[];
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = ${pubname}) THEN
+    IF ${partitioned} THEN
+      CREATE PUBLICATION ${publication} FOR TABLE ${table} WITH (publish = 'insert', publish_via_partition_root = true);
+    ELSE
+      CREATE PUBLICATION ${publication} FOR TABLE ${table} WITH (publish = 'insert');
+    END IF;
+  ELSIF ${partitioned}
+        AND NOT (SELECT pubviaroot FROM pg_publication WHERE pubname = ${pubname})
+        AND ${renderIsOwnPublication(pubname, escapeLiteral(table))} THEN
+    walbox_slots := ${renderLiveSlots(names.schema, escapeLiteral(names.table))};
+    IF cardinality(walbox_slots) > 0 THEN
+      RAISE EXCEPTION ${escapeLiteral(explainLiveSlots(options.publication, table, '%'))}, array_to_string(walbox_slots, ', ');
+    END IF;
+    ALTER PUBLICATION ${publication} SET (publish_via_partition_root = true);
   END IF;
 END $walbox$;`,
     );
@@ -179,8 +222,43 @@ function loadMigrations(dir: string): Migration[] {
     if (id !== index + 1)
       throw new MigrationError(`sql migrations in ${dir} are not numbered 1, 2, 3…: ${name}`);
     const text = readFileSync(join(dir, name), 'utf8');
-    return { id, name, text, checksum: createHash('sha256').update(text).digest('hex') };
+    return { id, name, text, checksum: checksumMigration(text) };
   });
+}
+
+/**
+ * The checksum of a migration as written for walbox's own column names: a column placeholder counts as the
+ * default name it stands for. So a migration that gained placeholders keeps the checksum it was released with,
+ * and the same file applied to tables of another shape is still recognised as the same migration.
+ */
+export function checksumMigration(text: string): string {
+  const asReleased = text.replace(/\{\{(\w+)\}\}/g, (match, key: string) =>
+    key in COLUMN_PLACEHOLDERS ? COLUMN_PLACEHOLDERS[key as ColumnPlaceholder](DEFAULT_COLUMNS) : match,
+  );
+  return createHash('sha256').update(asReleased).digest('hex');
+}
+
+/** Migration placeholders that name an event column, and the column each stands for. */
+type ColumnPlaceholder = 'id' | 'aggregate_type' | 'aggregate_id' | 'event_type' | 'payload';
+const COLUMN_PLACEHOLDERS: Readonly<Record<ColumnPlaceholder, (columns: OutboxColumns) => string>> = {
+  id: (c) => c.id,
+  aggregate_type: (c) => c.aggregateType,
+  aggregate_id: (c) => c.aggregateId,
+  event_type: (c) => c.eventType,
+  payload: (c) => c.payload,
+};
+
+/** The bookkeeping columns an adopted table lacks, added before the first migration (sql/optional/adopt_table.sql). */
+function renderAdoption(names: OutboxNames, sqlDir: string): string {
+  return renderSql(readFileSync(join(sqlDir, 'optional', 'adopt_table.sql'), 'utf8'), names).trim();
+}
+
+async function applyAdoption(client: pg.ClientBase, names: OutboxNames, sqlDir: string): Promise<void> {
+  try {
+    await client.query(renderAdoption(names, sqlDir));
+  } catch (thrown) {
+    throw wrapMigrationError(thrown, names, 'adopt_table.sql');
+  }
 }
 
 async function ensureSchema(client: pg.ClientBase, schema: string): Promise<void> {
@@ -235,6 +313,7 @@ export function renderSql(text: string, names: OutboxNames): string {
     notify_function: names.notifyFunction,
     channel: names.notifyChannel,
   };
+  for (const [key, column] of Object.entries(COLUMN_PLACEHOLDERS)) values[key] = column(names.columns);
   return text.replace(/\{\{(literal:)?(\w+)\}\}/g, (_match, literal: string | undefined, key: string) => {
     const value = values[key];
     if (value === undefined) throw new MigrationError(`unknown placeholder {{${key}}} in a migration`);
@@ -246,18 +325,30 @@ async function ensurePublication(
   client: pg.ClientBase,
   names: OutboxNames,
   options: MigrateOptions,
-): Promise<'created' | 'unchanged'> {
+): Promise<'created' | 'unchanged' | 'updated'> {
   const table = quoteQualified(names.schema, names.table);
   const publication = quoteIdentifier(options.publication);
   const existing = await readPublication(client, options.publication, names.schema, names.table);
   if (existing === undefined) {
-    await client.query(`CREATE PUBLICATION ${publication} FOR TABLE ${table} WITH (publish = 'insert')`);
+    const { rows } = await client.query<{ partitioned: boolean }>(
+      `SELECT ${renderIsPartitioned('$1')} AS partitioned`,
+      [table],
+    );
+    // Under the partitions' names pgoutput would send rows walbox does not take for the outbox's.
+    const viaRoot = rows[0]?.partitioned === true ? ', publish_via_partition_root = true' : '';
+    await client.query(
+      `CREATE PUBLICATION ${publication} FOR TABLE ${table} WITH (publish = 'insert'${viaRoot})`,
+    );
     return 'created';
   }
   // An existing publication may be shared with other tables or tools: report instead of changing it.
   const problem = explainPublicationProblem(existing, publication, table);
-  if (problem !== undefined) throw new PreconditionError(problem);
-  return 'unchanged';
+  if (problem === undefined) return 'unchanged';
+  const others = explainPublicationProblem({ ...existing, publishesPartitions: false }, publication, table);
+  if (!existing.publishesPartitions || others !== undefined) throw new PreconditionError(problem);
+  // Only the partitions' names are wrong: walbox's own publication is switched, a shared one reported.
+  await publishViaPartitionRoot(client, { ...names, publication: options.publication }, problem);
+  return 'updated';
 }
 
 /** Installs (idempotently) or removes poll mode's NOTIFY trigger. */

@@ -3,7 +3,8 @@ import type pg from 'pg';
 import type { OutboxRecord, RejectedRecord } from '../core/outboxRecord.js';
 import type { OutboxStore } from '../core/ports.js';
 import { DatabaseError } from '../errors.js';
-import { quoteQualified } from './quoteIdentifier.js';
+import type { OutboxTable } from '../outbox/outboxColumns.js';
+import { quoteIdentifier, quoteQualified } from './quoteIdentifier.js';
 import { isTransientConnectionError } from './sqlState.js';
 
 /** last_error is for people; a runaway broker message must not bloat the row. */
@@ -26,20 +27,23 @@ const ANY_IN_PROGRESS = `
 /** The outbox rows as delivery sees them, over a pool (which reconnects by itself after an outage). */
 export class PgOutboxStore implements OutboxStore {
   private readonly table: string;
+  /** The event id column, quoted. */
+  private readonly id: string;
 
   constructor(
     private readonly pool: pg.Pool,
-    names: { readonly schema: string; readonly table: string },
+    outbox: OutboxTable,
   ) {
-    this.table = quoteQualified(names.schema, names.table);
+    this.table = quoteQualified(outbox.schema, outbox.table);
+    this.id = quoteIdentifier(outbox.columns.id);
   }
 
   async findFinished(ids: readonly string[]): Promise<ReadonlySet<string>> {
     if (ids.length === 0) return new Set();
     const { rows } = await this.query<{ id: string }>(
       'check processed rows',
-      `SELECT id::text AS id FROM ${this.table}
-        WHERE id = ANY($1::uuid[]) AND (processed_at IS NOT NULL OR dead_lettered_at IS NOT NULL)`,
+      `SELECT ${this.id}::text AS id FROM ${this.table}
+        WHERE ${this.id} = ANY($1::uuid[]) AND (processed_at IS NOT NULL OR dead_lettered_at IS NOT NULL)`,
       [ids],
     );
     return new Set(rows.map((r) => r.id));
@@ -50,8 +54,8 @@ export class PgOutboxStore implements OutboxStore {
       this.query<{ id: string }>(
         'mark rows processed',
         `UPDATE ${this.table} SET processed_at = now()
-          WHERE id = ANY($1::uuid[]) AND processed_at IS NULL
-          RETURNING id::text AS id`,
+          WHERE ${this.id} = ANY($1::uuid[]) AND processed_at IS NULL
+          RETURNING ${this.id}::text AS id`,
         [ids],
       ),
     );
@@ -67,8 +71,8 @@ export class PgOutboxStore implements OutboxStore {
           `UPDATE ${this.table} AS o
               SET dead_lettered_at = now(), last_error = r.reason, attempts = o.attempts + 1
              FROM unnest($1::uuid[], $2::text[]) AS r(id, reason)
-            WHERE o.id = r.id AND o.processed_at IS NULL AND o.dead_lettered_at IS NULL
-            RETURNING o.id::text AS id`,
+            WHERE o.${this.id} = r.id AND o.processed_at IS NULL AND o.dead_lettered_at IS NULL
+            RETURNING o.${this.id}::text AS id`,
           [ids, ids.map((id) => reasons.get(id) ?? '')],
         ),
     );

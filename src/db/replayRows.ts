@@ -2,7 +2,8 @@ import type pg from 'pg';
 
 import type { OutboxRecord } from '../core/outboxRecord.js';
 import { MAX_BATCH_BYTES, selectOutboxRowsWithinBytes, toRecord, type OutboxRow } from './outboxRowQuery.js';
-import { quoteQualified } from './quoteIdentifier.js';
+import type { OutboxTable } from '../outbox/outboxColumns.js';
+import { quoteIdentifier, quoteQualified } from './quoteIdentifier.js';
 
 /** Which processed events `walbox replay` publishes again. */
 export type ReplaySelection =
@@ -21,11 +22,14 @@ export interface ReplaySummary {
  * The WHERE clause (on alias `o`) and its values: processed rows only. Dead letters are re-driven with
  * `walbox dlq retry`, and pending rows are the relay's.
  */
-function where(selection: ReplaySelection): { sql: string; values: unknown[] } {
+function where(outbox: OutboxTable, selection: ReplaySelection): { sql: string; values: unknown[] } {
   const processed = 'o.processed_at IS NOT NULL';
   switch (selection.kind) {
     case 'ids':
-      return { sql: `${processed} AND o.id = ANY($1::uuid[])`, values: [selection.ids] };
+      return {
+        sql: `${processed} AND o.${quoteIdentifier(outbox.columns.id)} = ANY($1::uuid[])`,
+        values: [selection.ids],
+      };
     case 'time':
       return {
         sql: `${processed} AND o.created_at >= $1::timestamptz AND o.created_at < $2::timestamptz`,
@@ -41,20 +45,19 @@ function where(selection: ReplaySelection): { sql: string; values: unknown[] } {
 
 export async function summarizeReplay(
   db: pg.ClientBase,
-  schema: string,
-  table: string,
+  outbox: OutboxTable,
   selection: ReplaySelection,
 ): Promise<ReplaySummary> {
-  const selected = where(selection);
+  const selected = where(outbox, selection);
   const { rows } = await db.query<{
     events: string;
     aggregates: string;
     first: string | null;
     last: string | null;
   }>(
-    `SELECT count(*)::text AS events, count(DISTINCT (o.aggregate_type, o.aggregate_id))::text AS aggregates,
+    `SELECT count(*)::text AS events, count(DISTINCT (o.${quoteIdentifier(outbox.columns.aggregateType)}, o.${quoteIdentifier(outbox.columns.aggregateId)}))::text AS aggregates,
             min(o.seq)::text AS first, max(o.seq)::text AS last
-       FROM ${quoteQualified(schema, table)} AS o WHERE ${selected.sql}`,
+       FROM ${quoteQualified(outbox.schema, outbox.table)} AS o WHERE ${selected.sql}`,
     selected.values,
   );
   const row = rows[0];
@@ -72,16 +75,15 @@ export async function summarizeReplay(
  */
 export async function readReplayBatch(
   db: pg.ClientBase,
-  schema: string,
-  table: string,
+  outbox: OutboxTable,
   selection: ReplaySelection,
   afterSeq: string,
   limit: number,
 ): Promise<OutboxRecord[]> {
-  const selected = where(selection);
+  const selected = where(outbox, selection);
   const values = [...selected.values, afterSeq];
   const { rows } = await db.query<OutboxRow>(
-    selectOutboxRowsWithinBytes(schema, table, {
+    selectOutboxRowsWithinBytes(outbox, {
       where: `${selected.sql} AND o.seq > $${String(values.length)}::bigint`,
       limit: String(limit),
       maxBytes: String(MAX_BATCH_BYTES),

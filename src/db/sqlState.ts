@@ -20,6 +20,8 @@ export const SQLSTATE = {
   OBJECT_NOT_IN_PREREQUISITE_STATE: '55000',
   /** 55006: object in use (e.g. a replication slot held by another walsender). */
   OBJECT_IN_USE: '55006',
+  /** 55P03: a lock was not granted within lock_timeout. */
+  LOCK_NOT_AVAILABLE: '55P03',
   /** 40001: could not serialize access (e.g. FOR UPDATE under REPEATABLE READ after a concurrent update). */
   SERIALIZATION_FAILURE: '40001',
   /** 40P01: deadlock detected. */

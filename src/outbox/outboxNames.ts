@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 
+import { DEFAULT_COLUMNS, type OutboxColumns } from './outboxColumns.js';
+
 /** Names derived from the configured schema and table, so several outboxes can share one schema. */
 export interface OutboxNames {
   readonly schema: string;
   readonly table: string;
+  readonly columns: OutboxColumns;
   /** outbox_events → outbox_dead_letters; other tables get <table>_dead_letters. */
   readonly deadLettersView: string;
   readonly pendingIndex: string;
@@ -22,11 +25,16 @@ export function notifyChannel(schema: string, table: string): string {
   return `walbox_${createHash('md5').update(`${schema}.${table}`).digest('hex').slice(0, 16)}`;
 }
 
-export function deriveOutboxNames(schema: string, table: string): OutboxNames {
+export function deriveOutboxNames(
+  schema: string,
+  table: string,
+  columns: OutboxColumns = DEFAULT_COLUMNS,
+): OutboxNames {
   const stem = table.endsWith('_events') ? table.slice(0, -'_events'.length) : table;
   return {
     schema,
     table,
+    columns,
     deadLettersView: `${stem}_dead_letters`,
     pendingIndex: `${table}_pending_idx`,
     deadLettersIndex: `${table}_dead_idx`,

@@ -8,6 +8,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { PgOutboxStore } from '../../src/db/pgOutboxStore.js';
 import { dropSchema, withClient } from '../support/testDatabase.js';
 import { requireDatabaseUrl, uniqueName } from '../support/testEnv.js';
+import { DEFAULT_COLUMNS } from '../../src/outbox/outboxColumns.js';
 
 const schema = uniqueName('store');
 const publication = uniqueName('pub');
@@ -28,7 +29,7 @@ function recordOf(id: string, xid: number): OutboxRecord {
 
 describe('PgOutboxStore', () => {
   const pool = new pg.Pool({ connectionString: requireDatabaseUrl(), max: 2 });
-  const store = new PgOutboxStore(pool, { schema, table: 'outbox_events' });
+  const store = new PgOutboxStore(pool, { schema, table: 'outbox_events', columns: DEFAULT_COLUMNS });
   const table = `${pg.escapeIdentifier(schema)}.outbox_events`;
 
   before(() => withClient((client) => migrate(client, { schema, table: 'outbox_events', publication })));

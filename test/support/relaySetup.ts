@@ -28,9 +28,11 @@ export async function withRelaySetup(
     relayEnv?: Record<string, string>;
     /** The database of the fixture and the relays (default: the stack's). */
     databaseUrl?: string;
+    /** Runs before the fixture is migrated (see createWalFixture). */
+    prepare?: (client: pg.Client, schema: string) => Promise<void>;
   } = {},
 ): Promise<void> {
-  const fixture = await createWalFixture({ databaseUrl: options.databaseUrl });
+  const fixture = await createWalFixture({ databaseUrl: options.databaseUrl, prepare: options.prepare });
   const relays: RelayProcess[] = [];
   let reader: TopicReader | undefined;
   try {

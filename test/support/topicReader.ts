@@ -9,6 +9,8 @@ export interface ConsumedMessage {
   readonly offset: string;
   readonly key: string;
   readonly value: string;
+  /** A tombstone: the record's value is null (not an empty string). */
+  readonly nullValue: boolean;
   readonly headers: Readonly<Record<string, string>>;
   /** The record's timestamp (ms since the epoch). */
   readonly timestamp: number;
@@ -41,6 +43,7 @@ export class TopicReader {
           offset: message.offset,
           key: message.key?.toString() ?? '',
           value: message.value?.toString() ?? '',
+          nullValue: message.value === null,
           headers,
           timestamp: Number(message.timestamp),
         });

@@ -51,14 +51,23 @@ async function slotWalDistance(
  * A migrated outbox in its own schema, with its own publication, slot name and topic prefix; on the stack's
  * cluster, or on `databaseUrl` (e.g. a proxy in front of a primary that fails over).
  */
-export async function createWalFixture(options: { readonly databaseUrl?: string } = {}): Promise<WalFixture> {
+export async function createWalFixture(
+  options: {
+    readonly databaseUrl?: string;
+    /** Runs before `walbox migrate`, e.g. to create the outbox table the way a user would (partitioned). */
+    readonly prepare?: (client: pg.Client, schema: string) => Promise<void>;
+  } = {},
+): Promise<WalFixture> {
   const schema = uniqueName('wal');
   const publication = uniqueName('pub');
   const slot = uniqueName('slot');
   const topicPrefix = uniqueName('wt');
   const databaseUrl = options.databaseUrl ?? requireDatabaseUrl();
   const brokers = requireKafkaBrokers();
-  await withClient((client) => migrate(client, { schema, table: 'outbox_events', publication }), databaseUrl);
+  await withClient(async (client) => {
+    await options.prepare?.(client, schema);
+    await migrate(client, { schema, table: 'outbox_events', publication });
+  }, databaseUrl);
   const kafka = new Kafka({ clientId: 'walbox-test-fixture', brokers, logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();

@@ -1,3 +1,4 @@
+import { toOutboxTable } from '../../config/toOutboxTable.js';
 import type { Argv, CommandModule } from 'yargs';
 
 import type { RelayConfig } from '../../config/relayConfig.js';
@@ -77,7 +78,7 @@ async function listCommand(config: RelayConfig, argv: DlqArgs): Promise<number> 
   if (!Number.isInteger(limit) || limit < 1)
     throw new ConfigError('dlq list: --limit must be a positive integer');
   const letters = await withCommandDatabase(config, 'dlq', (client) =>
-    listDeadLetters(client, config.schema, config.table, limit),
+    listDeadLetters(client, toOutboxTable(config), limit),
   );
   if (argv.json === true) {
     // Valid JSON either way; escaped so that `dlq list --json` on a terminal is as safe as the table.
@@ -106,7 +107,7 @@ async function retryCommand(config: RelayConfig, selection: DeadLetterSelection)
       for (;;) {
         await client.query('BEGIN');
         try {
-          const records = await lockDeadLetters(client, config.schema, config.table, selection, RETRY_CHUNK, [
+          const records = await lockDeadLetters(client, toOutboxTable(config), selection, RETRY_CHUNK, [
             ...tried,
           ]);
           if (records.length === 0) {
@@ -117,9 +118,9 @@ async function retryCommand(config: RelayConfig, selection: DeadLetterSelection)
           const { rejected } = await sink.publish(records);
           const rejectedIds = new Set(rejected.map((r) => r.record.id));
           const published = records.filter((r) => !rejectedIds.has(r.id)).map((r) => r.id);
-          await markRedelivered(client, config.schema, config.table, published);
+          await markRedelivered(client, toOutboxTable(config), published);
           for (const { record, reason } of rejected) {
-            await recordRedeliveryFailure(client, config.schema, config.table, [record.id], reason);
+            await recordRedeliveryFailure(client, toOutboxTable(config), [record.id], reason);
             process.stderr.write(`walbox dlq: ${record.id} rejected again: ${escapeControlChars(reason)}\n`);
           }
           await client.query('COMMIT');
@@ -150,7 +151,7 @@ async function skipCommand(config: RelayConfig, selection: DeadLetterSelection):
   // Skipping every pending event would stop delivery wholesale: only named events.
   if ('all' in selection) throw new ConfigError('dlq skip: name the event ids; --all is not accepted');
   const skipped = await withCommandDatabase(config, 'dlq', (client) =>
-    skipPendingRows(client, config.schema, config.table, selection.ids),
+    skipPendingRows(client, toOutboxTable(config), selection.ids),
   );
   process.stdout.write(
     `walbox dlq: dead-lettered ${String(skipped.length)} pending events (walbox dlq retry re-delivers them)\n`,
@@ -165,7 +166,7 @@ async function skipCommand(config: RelayConfig, selection: DeadLetterSelection):
 
 async function purgeCommand(config: RelayConfig, selection: DeadLetterSelection): Promise<number> {
   const purged = await withCommandDatabase(config, 'dlq', (client) =>
-    purgeDeadLetters(client, config.schema, config.table, selection),
+    purgeDeadLetters(client, toOutboxTable(config), selection),
   );
   process.stdout.write(`walbox dlq: deleted ${String(purged.length)} dead letters\n`);
   return reportMissing(selection, new Set(purged));

@@ -1,3 +1,4 @@
+import { toOutboxTable } from '../../config/toOutboxTable.js';
 import type { Argv, CommandModule } from 'yargs';
 
 import { describeDatabase } from '../../db/describeDatabase.js';
@@ -33,7 +34,10 @@ export const doctorCommand: CommandModule = {
           detail:
             describePgTls(client, databaseUrl) + (warning === undefined ? '' : ` (WARNING: ${warning})`),
         };
-        return [tls, ...(await runPreflight(client, config, config.mode))];
+        return [
+          tls,
+          ...(await runPreflight(client, { ...config, columns: toOutboxTable(config).columns }, config.mode)),
+        ];
       });
       checks.push(await checkKafka(config));
       for (const check of checks) {

@@ -1,3 +1,4 @@
+import { toOutboxTable } from '../../config/toOutboxTable.js';
 import type { Argv, CommandModule } from 'yargs';
 
 import { connectDatabase } from '../../db/connectDatabase.js';
@@ -72,6 +73,7 @@ function toMigrateOptions(config: RelayConfig, argv: MigrateArgs): MigrateOption
   return {
     schema: config.schema,
     table: config.table,
+    columns: toOutboxTable(config).columns,
     publication: config.publication,
     consumer,
     outbox: !consumer,

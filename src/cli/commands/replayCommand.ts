@@ -1,3 +1,4 @@
+import { toOutboxTable } from '../../config/toOutboxTable.js';
 import type { Argv, CommandModule } from 'yargs';
 
 import type { RelayConfig } from '../../config/relayConfig.js';
@@ -99,7 +100,7 @@ function readTime(flag: string, value: string): string {
 
 async function countReplay(config: RelayConfig, selection: ReplaySelection): Promise<number> {
   const summary = await withCommandDatabase(config, 'replay', (client) =>
-    summarizeReplay(client, config.schema, config.table, selection),
+    summarizeReplay(client, toOutboxTable(config), selection),
   );
   const range = summary.firstSeq === null ? '' : ` (seq ${summary.firstSeq}–${summary.lastSeq ?? ''})`;
   process.stdout.write(
@@ -123,8 +124,7 @@ async function replay(config: RelayConfig, selection: ReplaySelection): Promise<
       for (;;) {
         const records = await readReplayBatch(
           client,
-          config.schema,
-          config.table,
+          toOutboxTable(config),
           selection,
           lastSeq,
           config.batchSize,

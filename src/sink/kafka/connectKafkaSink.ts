@@ -14,6 +14,13 @@ export function connectKafkaSink(config: RelayConfig, logger: RelayLogger): Prom
             allow: config.topicAllow === undefined ? undefined : new RegExp(`^(?:${config.topicAllow})$`),
           }
         : { topic: config.topic },
+    layout: {
+      headers: {
+        metadata: config.metadataHeaders,
+        columnHeaders: config.headerColumns.map((h) => h.header),
+      },
+      timestamp: config.kafkaTimestamp,
+    },
     compression: config.compression,
     createTopics: config.createTopics,
     topicPartitions: config.topicPartitions,

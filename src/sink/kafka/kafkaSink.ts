@@ -16,18 +16,20 @@ import { SinkError } from '../sinkError.js';
 import { createKafkaClient } from './createKafkaClient.js';
 import { describeStartupRefusal } from './describeStartupRefusal.js';
 import type { KafkaSecurity } from './kafkaSecurity.js';
-import { isRecordRejection, toSinkError } from './kafkaErrors.js';
+import { findProtocolErrorType, isRecordRejection, toSinkError } from './kafkaErrors.js';
 import { TopicCatalog } from './topicCatalog.js';
 import {
   estimateMessageBytes,
   estimateSingleBatchBytes,
   estimateSingleGzipBatchBytes,
   toKafkaMessage,
+  type MessageLayout,
 } from './toKafkaMessage.js';
 
 export interface KafkaSinkOptions {
   readonly brokers: readonly string[];
   readonly topics: TopicChoice;
+  readonly layout: MessageLayout;
   readonly compression: 'none' | 'gzip';
   readonly createTopics: boolean;
   readonly topicPartitions: number;
@@ -148,7 +150,7 @@ export class KafkaSink implements Sink {
         rejected.push({ record, reason: badHeaders });
         continue;
       }
-      const message = toKafkaMessage(record);
+      const message = toKafkaMessage(record, this.options.layout);
       outgoing.push({ record, topic: topic.topic, message, bytes: estimateMessageBytes(message) });
     }
     const limits = await this.catalog.ensure(outgoing.map((o) => o.topic));
@@ -207,7 +209,7 @@ export class KafkaSink implements Sink {
     if (topic === undefined || rejected.length === 0) return;
     await this.catalog.ensure([topic]);
     const messages = rejected.map(({ record, reason }) => {
-      const message = toKafkaMessage(record);
+      const message = toKafkaMessage(record, this.options.layout);
       return { ...message, headers: { ...message.headers, walbox_error: reason } };
     });
     try {
@@ -263,11 +265,33 @@ export class KafkaSink implements Sink {
         compression: this.codec(),
       });
     } catch (error) {
+      const [first] = chunk;
+      if (
+        findProtocolErrorType(error) === 'INVALID_TIMESTAMP' &&
+        chunk.some((o) => o.message.timestamp !== undefined)
+      ) {
+        if (chunk.length > 1) {
+          const middle = Math.ceil(chunk.length / 2);
+          await this.sendIsolatingRejections(chunk.slice(0, middle), rejected);
+          await this.sendIsolatingRejections(chunk.slice(middle), rejected);
+          return;
+        }
+        if (first !== undefined) {
+          // Its event time is outside what the topic accepts (Kafka 4 refuses timestamps over an hour ahead,
+          // log.message.timestamp.after.max.ms): a clock or column problem, no reason to hold up or drop the event.
+          this.options.logger.warn(
+            { event_id: first.record.id, topic: first.topic, timestamp: first.message.timestamp },
+            "the broker refused the event's timestamp (log.message.timestamp.*.max.ms): sent with the send time instead",
+          );
+          const unstamped = { ...first, message: { ...first.message, timestamp: undefined } };
+          await this.sendIsolatingRejections([unstamped], rejected);
+          return;
+        }
+      }
       if (!isRecordRejection(error)) {
         this.catalog.forget(chunk.map((o) => o.topic));
         throw toSinkError(error, `produce ${chunk.length} events to Kafka`);
       }
-      const [first] = chunk;
       if (chunk.length === 1 && first !== undefined) {
         rejected.push({
           record: first.record,

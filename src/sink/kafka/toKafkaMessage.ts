@@ -3,16 +3,49 @@ import { gzipSync } from 'node:zlib';
 import type { Message } from 'kafkajs';
 
 import type { OutboxRecord } from '../../core/outboxRecord.js';
-import { toEventHeaders } from '../../core/toEventHeaders.js';
+import { DEFAULT_HEADER_LAYOUT, toEventHeaders, type HeaderLayout } from '../../core/toEventHeaders.js';
+import type { KafkaTimestamp } from '../../config/relayConfig.js';
 
 /** Record batch header plus per-record framing, generously rounded (v2 format: 61-byte batch header). */
 const BATCH_OVERHEAD_BYTES = 61;
 const RECORD_OVERHEAD_BYTES = 32;
 const HEADER_OVERHEAD_BYTES = 10;
 
-/** Key aggregate_id (same partition as a Java producer would pick), value the payload's jsonb text. */
-export function toKafkaMessage(record: OutboxRecord): Message {
-  return { key: record.aggregateId, value: record.payload, headers: toEventHeaders(record) };
+/** How records become messages: their headers and the record timestamp. */
+export interface MessageLayout {
+  readonly headers: HeaderLayout;
+  readonly timestamp: KafkaTimestamp;
+}
+
+export const DEFAULT_MESSAGE_LAYOUT: MessageLayout = { headers: DEFAULT_HEADER_LAYOUT, timestamp: 'event' };
+
+/**
+ * Key aggregate_id (same partition as a Java producer would pick), value the payload's text. Without a
+ * timestamp kafkajs stamps the send time: so it goes for `send`, and for an event with no usable instant.
+ */
+export function toKafkaMessage(
+  record: OutboxRecord,
+  layout: MessageLayout = DEFAULT_MESSAGE_LAYOUT,
+): Message {
+  const message: Message = {
+    key: record.aggregateId,
+    value: record.payload,
+    headers: toEventHeaders(record, layout.headers),
+  };
+  const timestamp = chooseTimestamp(record, layout.timestamp);
+  return timestamp === undefined ? message : { ...message, timestamp: String(timestamp) };
+}
+
+function chooseTimestamp(record: OutboxRecord, choice: KafkaTimestamp): number | undefined {
+  switch (choice) {
+    case 'send':
+      return undefined;
+    case 'commit':
+      // Rows read from the table (poll mode, catch-up, replay, dlq retry) have no commit time at hand.
+      return record.committedAtMs ?? record.eventTimeMs;
+    case 'event':
+      return record.eventTimeMs;
+  }
 }
 
 /** An upper estimate of the bytes one message adds to a record batch (uncompressed). */

@@ -1,3 +1,4 @@
+import type { OutboxTable } from '../../outbox/outboxColumns.js';
 import pg from 'pg';
 
 import type { OutboxRecord } from '../../core/outboxRecord.js';
@@ -11,8 +12,7 @@ import { toPgClientConfig } from '../../db/pgClientConfig.js';
 
 export interface DrainPendingRowsOptions {
   readonly databaseUrl: string;
-  readonly schema: string;
-  readonly table: string;
+  readonly outbox: OutboxTable;
   readonly batchSize: number;
   /** Read in this exported snapshot (slot creation): exactly the rows the slot will not stream. */
   readonly snapshotName?: string;
@@ -39,7 +39,7 @@ export async function drainPendingRows(options: DrainPendingRowsOptions): Promis
       // SET TRANSACTION SNAPSHOT takes no bind parameters; the name comes from the server and is quoted anyway.
       await client.query(`SET TRANSACTION SNAPSHOT ${pg.escapeLiteral(options.snapshotName)}`);
     }
-    const query = selectOutboxRowsWithinBytes(options.schema, options.table, {
+    const query = selectOutboxRowsWithinBytes(options.outbox, {
       where: 'o.processed_at IS NULL AND o.dead_lettered_at IS NULL AND o.seq > $1',
       limit: '$2',
       maxBytes: '$3',

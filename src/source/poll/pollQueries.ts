@@ -1,5 +1,6 @@
-import { quoteQualified } from '../../db/quoteIdentifier.js';
+import { quoteIdentifier, quoteQualified } from '../../db/quoteIdentifier.js';
 import { selectOutboxRowsWithinBytes } from '../../db/outboxRowQuery.js';
+import type { OutboxTable } from '../../outbox/outboxColumns.js';
 
 /** SQL of the poll relay for one outbox table; every value is a bound parameter. */
 export interface PollQueries {
@@ -27,49 +28,54 @@ export interface PollQueries {
  * no row waiting for a retry (a blocked hot aggregate would otherwise fill the window): if any row of an aggregate
  * is among them, so is its head.
  */
-export function buildPollQueries(schema: string, table: string): PollQueries {
-  const t = quoteQualified(schema, table);
+export function buildPollQueries(outbox: OutboxTable): PollQueries {
+  const t = quoteQualified(outbox.schema, outbox.table);
   const pending = 'o.processed_at IS NULL AND o.dead_lettered_at IS NULL';
+  // The configured columns, under walbox's names inside the queries (and in the rows they return).
+  const id = quoteIdentifier(outbox.columns.id);
+  const type = quoteIdentifier(outbox.columns.aggregateType);
+  const key = quoteIdentifier(outbox.columns.aggregateId);
   return {
     claimHeads: `
       WITH waiting AS (
-        SELECT DISTINCT aggregate_type, aggregate_id FROM ${t} AS o
+        SELECT DISTINCT o.${type} AS aggregate_type, o.${key} AS aggregate_id FROM ${t} AS o
          WHERE ${pending} AND o.retry_after > now()
       ), candidates AS (
-        SELECT id, aggregate_type, aggregate_id, seq FROM ${t} AS o
+        SELECT o.${id} AS id, o.${type} AS aggregate_type, o.${key} AS aggregate_id, o.seq FROM ${t} AS o
          WHERE ${pending}
            AND NOT EXISTS (
-             SELECT 1 FROM waiting w WHERE w.aggregate_type = o.aggregate_type AND w.aggregate_id = o.aggregate_id)
-         ORDER BY seq
+             SELECT 1 FROM waiting w WHERE w.aggregate_type = o.${type} AND w.aggregate_id = o.${key})
+         ORDER BY o.seq
          LIMIT $1
       ), heads AS (
         SELECT DISTINCT ON (aggregate_type, aggregate_id) id, seq
           FROM candidates
          ORDER BY aggregate_type, aggregate_id, seq
       )
-      SELECT o.id::text AS id, o.aggregate_type, o.aggregate_id, o.seq::text AS seq
-        FROM ${t} AS o JOIN heads h ON h.id = o.id
+      SELECT o.${id}::text AS id, o.${type}::text AS aggregate_type, o.${key}::text AS aggregate_id,
+             o.seq::text AS seq
+        FROM ${t} AS o JOIN heads h ON h.id = o.${id}
        WHERE ${pending} AND (o.retry_after IS NULL OR o.retry_after <= now())
        ORDER BY o.seq
        LIMIT $2
          FOR UPDATE OF o SKIP LOCKED`,
     claimFollowers: `
-      SELECT o.id::text AS id, o.aggregate_type, o.aggregate_id, o.seq::text AS seq,
-             (o.retry_after IS NULL OR o.retry_after <= now()) AS eligible
+      SELECT o.${id}::text AS id, o.${type}::text AS aggregate_type, o.${key}::text AS aggregate_id,
+             o.seq::text AS seq, (o.retry_after IS NULL OR o.retry_after <= now()) AS eligible
         FROM ${t} AS o
         JOIN unnest($1::text[], $2::text[]) AS a(aggregate_type, aggregate_id)
-          ON a.aggregate_type = o.aggregate_type AND a.aggregate_id = o.aggregate_id
+          ON a.aggregate_type = o.${type}::text AND a.aggregate_id = o.${key}::text
        WHERE ${pending}
        ORDER BY o.seq
        LIMIT $3
          FOR UPDATE OF o`,
-    selectRows: selectOutboxRowsWithinBytes(schema, table, {
-      where: 'o.id = ANY($1::uuid[])',
+    selectRows: selectOutboxRowsWithinBytes(outbox, {
+      where: `o.${id} = ANY($1::uuid[])`,
       limit: 'cardinality($1::uuid[])',
       maxBytes: '$2',
     }),
     anyWaiting: `SELECT EXISTS (SELECT 1 FROM ${t} AS o WHERE ${pending} AND o.retry_after > now()) AS waiting`,
-    markProcessed: `UPDATE ${t} SET processed_at = now() WHERE id = ANY($1::uuid[])`,
+    markProcessed: `UPDATE ${t} SET processed_at = now() WHERE ${id} = ANY($1::uuid[])`,
     recordFailure: `
       UPDATE ${t} AS o
          SET attempts = o.attempts + 1,
@@ -77,11 +83,11 @@ export function buildPollQueries(schema: string, table: string): PollQueries {
              retry_after = now() + make_interval(secs => least($4::float8, $3::float8 * power(2, o.attempts)) / 1000),
              dead_lettered_at = CASE WHEN o.attempts + 1 >= $5 THEN now() END
         FROM unnest($1::uuid[], $2::text[]) AS r(id, reason)
-       WHERE o.id = r.id`,
+       WHERE o.${id} = r.id`,
     deadLetter: `
       UPDATE ${t} AS o
          SET dead_lettered_at = now(), last_error = r.reason, attempts = o.attempts + 1
         FROM unnest($1::uuid[], $2::text[]) AS r(id, reason)
-       WHERE o.id = r.id`,
+       WHERE o.${id} = r.id`,
   };
 }

@@ -6,11 +6,11 @@ import { isTransactionConflict, isTransientConnectionError } from '../../db/sqlS
 import { WalboxError, isRetriable, summarizeError, toError } from '../../errors.js';
 import type { OutboxRow } from '../../db/outboxRowQuery.js';
 import { MAX_BATCH_BYTES, toRecord } from '../../db/outboxRowQuery.js';
+import type { OutboxTable } from '../../outbox/outboxColumns.js';
 import { buildPollQueries, type PollQueries } from './pollQueries.js';
 
 export interface PollRelayOptions {
-  readonly schema: string;
-  readonly table: string;
+  readonly outbox: OutboxTable;
   readonly batchSize: number;
   readonly pollIntervalMs: number;
   readonly maxAttempts: number;
@@ -53,7 +53,7 @@ export class PollRelay {
     private readonly deps: PollRelayDeps,
     private readonly options: PollRelayOptions,
   ) {
-    this.queries = buildPollQueries(options.schema, options.table);
+    this.queries = buildPollQueries(options.outbox);
   }
 
   /** Wakes the loop now (NOTIFY arrived). */

@@ -1,6 +1,7 @@
 import type { OutboxRecord } from '../../core/outboxRecord.js';
 import { toIsoTimestamp } from '../../core/formatPgTimestamp.js';
-import { DELIVERED_COLUMNS } from '../../outbox/outboxColumns.js';
+import { parseEventTime } from '../../core/parseEventTime.js';
+import { listEventColumns, type OutboxColumns } from '../../outbox/outboxColumns.js';
 import { DecodeError } from './pgoutput/decodeError.js';
 import type { PgoutputMessage, TupleValue } from './pgoutput/pgoutputMessage.js';
 
@@ -10,9 +11,13 @@ type Relation = Extract<PgoutputMessage, { tag: 'relation' }>;
 export class OutboxRelation {
   private readonly positions: ReadonlyMap<string, number>;
 
-  constructor(readonly relation: Relation) {
+  constructor(
+    readonly relation: Relation,
+    private readonly columns: OutboxColumns,
+  ) {
     this.positions = new Map(relation.columns.map((c, i) => [c.name, i]));
-    const missing = DELIVERED_COLUMNS.filter((c) => !this.positions.has(c));
+    const delivered = [...listEventColumns(columns), 'created_at', 'seq'];
+    const missing = [...new Set(delivered)].filter((c) => !this.positions.has(c));
     if (missing.length > 0) {
       throw new DecodeError(
         `outbox table ${relation.schema}.${relation.name} has no column ${missing.join(', ')}: run walbox migrate`,
@@ -31,14 +36,18 @@ export class OutboxRelation {
       if (value === undefined) nulls.push(column);
       return value ?? '';
     };
+    const columns = this.columns;
+    const eventTime = this.optionalText(tuple, columns.timestamp);
     const record = {
-      id: this.text(tuple, 'id'),
-      aggregateType: valueOf('aggregate_type'),
-      aggregateId: valueOf('aggregate_id'),
-      eventType: valueOf('event_type'),
-      payload: valueOf('payload'),
+      id: this.text(tuple, columns.id),
+      aggregateType: valueOf(columns.aggregateType),
+      aggregateId: valueOf(columns.aggregateId),
+      eventType: valueOf(columns.eventType),
+      payload: this.optionalText(tuple, columns.payload) ?? null,
       headers: this.optionalText(tuple, 'headers') ?? null,
       createdAt: valueOf('created_at'),
+      eventTimeMs: eventTime === undefined ? undefined : parseEventTime(eventTime),
+      headerValues: columns.headerColumns.map((h) => this.optionalText(tuple, h.column) ?? null),
       seq: this.text(tuple, 'seq'),
       xid,
       committedAtMs,
@@ -59,7 +68,7 @@ export class OutboxRelation {
     return value.text;
   }
 
-  /** id and seq: the primary key and an identity column, never NULL in a table of walbox's shape. */
+  /** id and seq: the primary key and an identity column, never NULL in an outbox table. */
   private text(tuple: readonly TupleValue[], column: string): string {
     const value = this.optionalText(tuple, column);
     if (value === undefined)

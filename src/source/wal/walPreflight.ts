@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { quoteIdentifier, quoteQualified } from '../../db/quoteIdentifier.js';
 import { explainPublicationProblem, readPublication } from '../../db/readPublication.js';
 import { PreconditionError } from '../../errors.js';
-import { REQUIRED_COLUMNS } from '../../outbox/outboxColumns.js';
+import { listRequiredColumns, type OutboxColumns } from '../../outbox/outboxColumns.js';
 import type { SlotFailover } from '../../config/relayConfig.js';
 import { decideSlotFailover, formatServerVersion, readServerVersion } from './slotFailover.js';
 import { mayBecomeSynchronousStandby } from './synchronousStandbyNames.js';
@@ -18,6 +18,7 @@ export interface PreflightCheck {
 export interface PreflightNames {
   readonly schema: string;
   readonly table: string;
+  readonly columns: OutboxColumns;
   readonly publication: string;
   readonly slot: string;
   /** The replication connection's application_name (synchronous_standby_names matches it). */
@@ -98,8 +99,8 @@ async function checkReplicationRole(db: Db): Promise<PreflightCheck> {
 
 async function checkTable(db: Db, names: PreflightNames): Promise<PreflightCheck> {
   const table = quoteQualified(names.schema, names.table);
-  const { rows } = await db.query<{ column_name: string }>(
-    'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
+  const { rows } = await db.query<{ column_name: string; data_type: string }>(
+    'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
     [names.schema, names.table],
   );
   if (rows.length === 0) {
@@ -109,15 +110,41 @@ async function checkTable(db: Db, names: PreflightNames): Promise<PreflightCheck
       detail: `table ${table} does not exist: run walbox migrate (with the same --schema and --table)`,
     };
   }
-  const present = new Set(rows.map((r) => r.column_name));
-  const missing = REQUIRED_COLUMNS.filter((c) => !present.has(c));
-  return missing.length === 0
+  const types = new Map(rows.map((r) => [r.column_name, r.data_type]));
+  const missing = listRequiredColumns(names.columns).filter((c) => !types.has(c));
+  if (missing.length > 0) {
+    return {
+      name: 'outbox table',
+      ok: false,
+      detail:
+        `table ${table} lacks column ${missing.join(', ')}: run walbox migrate (with the same --outbox-shape), ` +
+        'or name the right columns with the --*-column options',
+    };
+  }
+  const wrong = explainColumnTypes(names.columns, types);
+  return wrong === undefined
     ? { name: 'outbox table', ok: true, detail: `table ${table} has every column walbox needs` }
-    : {
-        name: 'outbox table',
-        ok: false,
-        detail: `table ${table} lacks column ${missing.join(', ')}: run walbox migrate`,
-      };
+    : { name: 'outbox table', ok: false, detail: `table ${table}: ${wrong}` };
+}
+
+/** The types walbox can read each configured column as (the values travel as text). */
+const COLUMN_TYPES: Readonly<Record<'id' | 'payload' | 'timestamp', readonly string[]>> = {
+  // ids travel as uuid[] parameters
+  id: ['uuid'],
+  // the value is the column's text: bytea would arrive as hex, not as the bytes
+  payload: ['jsonb', 'json', 'text', 'character varying'],
+  timestamp: ['timestamp with time zone', 'timestamp without time zone', 'bigint'],
+};
+
+function explainColumnTypes(columns: OutboxColumns, types: ReadonlyMap<string, string>): string | undefined {
+  for (const role of ['id', 'payload', 'timestamp'] as const) {
+    const type = types.get(columns[role]);
+    if (type !== undefined && !COLUMN_TYPES[role].includes(type)) {
+      const flag = `--${role}-column`;
+      return `column ${columns[role]} (${flag}) is ${type}, walbox reads it as one of ${COLUMN_TYPES[role].join(', ')}`;
+    }
+  }
+  return undefined;
 }
 
 async function checkTablePrivileges(db: Db, names: PreflightNames): Promise<PreflightCheck> {

@@ -1,3 +1,4 @@
+import type { OutboxColumns } from '../../outbox/outboxColumns.js';
 import { formatLsn, type Lsn } from '../../core/lsn.js';
 import { WalboxError } from '../../errors.js';
 import type { ChangeStream, RelayLogger, StreamItem } from '../../core/ports.js';
@@ -15,6 +16,7 @@ export interface WalSourceOptions {
   readonly applicationName: string;
   readonly schema: string;
   readonly table: string;
+  readonly columns: OutboxColumns;
   /** The slot's confirmed_flush_lsn at start: status updates never report less. */
   readonly startLsn: Lsn;
   readonly statusIntervalMs: number;
@@ -104,7 +106,7 @@ export class WalSource implements ChangeStream {
           this.items.splice(0, this.head);
           this.head = 0;
         }
-        if (item.kind === 'record') this.bufferedBytes -= item.record.payload.length;
+        if (item.kind === 'record') this.bufferedBytes -= item.record.payload?.length ?? 0;
         this.resumeIfDrained();
         return item;
       }
@@ -256,7 +258,7 @@ export class WalSource implements ChangeStream {
   private toOutboxRelation(message: Extract<PgoutputMessage, { tag: 'relation' }>): OutboxRelation | null {
     if (message.schema !== this.options.schema || message.name !== this.options.table) return null;
     try {
-      return new OutboxRelation(message);
+      return new OutboxRelation(message, this.options.columns);
     } catch (error) {
       this.fail(error as Error);
       return null;
@@ -298,7 +300,7 @@ export class WalSource implements ChangeStream {
     // Items arriving after stopReceiving() are dropped: they come again from the slot on the next start.
     if (!this.receiving || this.failure !== undefined) return;
     this.items.push(item);
-    if (item.kind === 'record') this.bufferedBytes += item.record.payload.length;
+    if (item.kind === 'record') this.bufferedBytes += item.record.payload?.length ?? 0;
     if (
       !this.paused &&
       (this.buffered() >= this.options.highWaterItems || this.bufferedBytes >= this.options.highWaterBytes)

@@ -71,7 +71,7 @@ describe('toConsumedEvent', () => {
       aggregateType: 'order',
       aggregateId: 'o-1',
       createdAt: '2026-12-02T12:37:28.123400Z',
-      payload: JSON.parse(record.payload) as unknown,
+      payload: JSON.parse(record.payload ?? '') as unknown,
       payloadJson: record.payload,
       headers: Object.assign(Object.create(null) as object, produced, { traceparent: '00-abc-01', n: '7' }),
     });
@@ -174,7 +174,7 @@ describe('headers through kafkajs’s own wire encoding', () => {
     });
     const { buffer } = kafkajs.encodeRecord({
       key: Buffer.from(record.aggregateId),
-      value: Buffer.from(record.payload),
+      value: Buffer.from(record.payload ?? ''),
       headers: message.headers ?? {},
     });
     const body = buffer.subarray(varIntLength(buffer));
@@ -197,7 +197,7 @@ describe('headers through kafkajs’s own wire encoding', () => {
       .writeVarLong(0)
       .writeVarInt(0)
       .writeVarIntBytes(Buffer.from(record.aggregateId))
-      .writeVarIntBytes(Buffer.from(record.payload))
+      .writeVarIntBytes(Buffer.from(record.payload ?? ''))
       .writeVarIntArray([
         ...Object.entries(produced).map(([key, value]) => kafkajs.encodeHeader({ key, value })),
         kafkajs.encodeHeader({ key: 'tenant', value: null }),

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { decodePgoutput } from '../../../../src/source/wal/pgoutput/decodePgoutput.js';
 import { OutboxRelation } from '../../../../src/source/wal/toOutboxRecord.js';
 import { buildInsert, buildRelation, type TestValue } from '../../../support/pgoutputBuffers.js';
+import { DEFAULT_COLUMNS } from '../../../../src/outbox/outboxColumns.js';
 
 const COLUMNS = [
   'id',
@@ -40,7 +41,10 @@ function relationAndTuple(values: readonly TestValue[]): {
     ),
   );
   if (relation.tag !== 'relation') throw new Error('not a relation');
-  return { relation: new OutboxRelation(relation), insert: decodePgoutput(buildInsert(1, values)) };
+  return {
+    relation: new OutboxRelation(relation, DEFAULT_COLUMNS),
+    insert: decodePgoutput(buildInsert(1, values)),
+  };
 }
 
 describe('OutboxRelation.toRecord', () => {

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import type { PgoutputMessage } from '../../../../src/source/wal/pgoutput/pgoutputMessage.js';
 import { WalSource, type WalSourceOptions } from '../../../../src/source/wal/walSource.js';
+import { DEFAULT_COLUMNS } from '../../../../src/outbox/outboxColumns.js';
 
 /**
  * WalSource's handling of decoded messages, without a server: a real stream cannot be made to send a message type
@@ -16,6 +17,7 @@ function createUnstartedSource(): { source: WalSource; receive: (message: Pgoutp
     applicationName: 'walbox',
     schema: 'public',
     table: 'outbox_events',
+    columns: DEFAULT_COLUMNS,
     startLsn: 0n,
     statusIntervalMs: 10_000,
     receiveTimeoutMs: 30_000,
