@@ -9,6 +9,11 @@
 //   const dbz = await startDebezium({ root, runDir, brokers, databaseUrl, tuned: false });
 //   ... write the backlog, consume <topicPrefix>.<aggregate_type> ...
 //   await dbz.stop();
+//
+// The benchmark reads walbox's own table shape (BENCH_EVENT_ROUTER). Other callers pass their own EventRouter
+// settings (`eventRouter`), connector properties (`connectorConfig`), and more connectors for the same worker
+// (`extraConnectors`, each with its own name, slot and table): the parity test against walbox's Debezium
+// preset (test/parity/debeziumParity.test.ts) runs Debezium's documented defaults that way.
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -139,6 +144,58 @@ function parseDatabaseUrl(databaseUrl) {
   };
 }
 
+/**
+ * One connector's properties: the PostgreSQL connector on `schema.table` with the EventRouter SMT configured by
+ * `eventRouter` (its keys without the `transforms.outbox.` prefix).
+ */
+function connectorProperties({
+  name,
+  slot,
+  table,
+  eventRouter,
+  databaseUrl,
+  topicPrefix,
+  dropSlotOnStop,
+  publication,
+  schema,
+}) {
+  return {
+    name,
+    'connector.class': 'io.debezium.connector.postgresql.PostgresConnector',
+    'tasks.max': 1,
+    ...parseDatabaseUrl(databaseUrl),
+    // prefix of Debezium's own topics (none are written here: the EventRouter renames every data record)
+    'topic.prefix': topicPrefix,
+    // built into PostgreSQL 10+ (Debezium's default, decoderbufs, needs a server extension)
+    'plugin.name': 'pgoutput',
+    'slot.name': slot,
+    // by default do not leave a slot pinning WAL behind; the benchmark drops its slots itself
+    'slot.drop.on.stop': dropSlotOnStop,
+    // `walbox migrate` created the publication (publish = insert); Debezium must not alter it
+    'publication.name': publication,
+    'publication.autocreate.mode': 'disabled',
+    'table.include.list': `${schema}.${table}`,
+    // no snapshot: the benchmark writes its backlog after the slot exists
+    'snapshot.mode': 'no_data',
+    'tombstones.on.delete': false,
+    // the outbox SMT: one Kafka record per inserted row
+    transforms: 'outbox',
+    'transforms.outbox.type': 'io.debezium.transforms.outbox.EventRouter',
+    ...Object.fromEntries(
+      Object.entries(eventRouter).map(([k, v]) => [
+        `transforms.outbox.${k}`,
+        String(v).replaceAll('${topicPrefix}', topicPrefix),
+      ]),
+    ),
+    // and not the four __debezium.context.* headers Debezium 3.x adds to every record by default
+    'extended.headers.enabled': false,
+    // jsonb arrives as a string (io.debezium.data.Json): StringConverter writes the JSON text as is, and
+    // the key as plain aggregate_id; the worker's JsonConverter would quote both ("agg-1", "{\"n\": 1}")
+    'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
+    'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
+  };
+}
+
 /** Resolves once the replication slot exists and a walsender holds it (the connector streams from it). */
 export async function waitForSlotActive({ databaseUrl, slot, timeoutMs = 60000, isAlive = () => true }) {
   const db = new pg.Client({ connectionString: databaseUrl });
@@ -158,9 +215,9 @@ export async function waitForSlotActive({ databaseUrl, slot, timeoutMs = 60000, 
 }
 
 /** GET /connectors/<name>/status, or null while the REST server is not up or the connector not registered. */
-async function connectorStatus(restPort) {
+async function connectorStatus(restPort, name) {
   try {
-    const res = await fetch(`http://127.0.0.1:${restPort}/connectors/${CONNECTOR_NAME}/status`, {
+    const res = await fetch(`http://127.0.0.1:${restPort}/connectors/${encodeURIComponent(name)}/status`, {
       signal: AbortSignal.timeout(2000),
     });
     return res.ok ? await res.json() : null;
@@ -168,6 +225,21 @@ async function connectorStatus(restPort) {
     return null;
   }
 }
+
+/**
+ * The benchmark's EventRouter settings (without the `transforms.outbox.` prefix): walbox's column names
+ * instead of Debezium's defaults, and the headers walbox sets too (besides id), so both sides ship about the
+ * same bytes. `${topicPrefix}` in a value is replaced by the connector's topic prefix.
+ */
+export const BENCH_EVENT_ROUTER = {
+  'table.field.event.id': 'id', // also sent as header `id`
+  'table.field.event.key': 'aggregate_id',
+  'table.field.event.payload': 'payload',
+  'route.by.field': 'aggregate_type',
+  'route.topic.replacement': '${topicPrefix}.${routedByValue}',
+  'table.fields.additional.placement':
+    'event_type:header,aggregate_type:header,aggregate_id:header,created_at:header',
+};
 
 /**
  * Starts a Connect standalone worker with the Debezium outbox connector (detached, own process group, log in
@@ -192,6 +264,16 @@ export async function startDebezium({
   log = defaultLog,
   heap = '-Xmx512m',
   timeoutMs = 120000,
+  name = CONNECTOR_NAME,
+  // the EventRouter's settings, without the `transforms.outbox.` prefix ({} = Debezium's defaults)
+  eventRouter = BENCH_EVENT_ROUTER,
+  // more connector properties, applied last (converters, extended.headers.enabled, ...)
+  connectorConfig = {},
+  // more connectors in the same worker: [{ name, slot, schema, table, publication, topicPrefix, eventRouter,
+  // connectorConfig }],
+  // each one taking the options above for what it leaves out (name, slot and topicPrefix must differ;
+  // topicPrefix defaults to <topicPrefix>_2, _3, ...)
+  extraConnectors = [],
 }) {
   const { lib, plugins } = await fetchConnect({ root, log });
   const dir = path.resolve(runDir);
@@ -224,47 +306,33 @@ export async function startDebezium({
       ...(tuned ? TUNED_WORKER : {}),
     }),
   );
-  await fsp.writeFile(
-    files.connector,
-    propertiesText(`Debezium outbox connector (${tuned ? 'tuned' : 'defaults'}), written by debezium.mjs`, {
-      name: CONNECTOR_NAME,
-      'connector.class': 'io.debezium.connector.postgresql.PostgresConnector',
-      'tasks.max': 1,
-      ...parseDatabaseUrl(databaseUrl),
-      // prefix of Debezium's own topics (none are written here: the EventRouter renames every data record)
-      'topic.prefix': topicPrefix,
-      // built into PostgreSQL 10+ (Debezium's default, decoderbufs, needs a server extension)
-      'plugin.name': 'pgoutput',
-      'slot.name': slot,
-      // by default do not leave a slot pinning WAL behind; the benchmark drops its slots itself
-      'slot.drop.on.stop': dropSlotOnStop,
-      // `walbox migrate` created the publication (publish = insert); Debezium must not alter it
-      'publication.name': publication,
-      'publication.autocreate.mode': 'disabled',
-      'table.include.list': `${schema}.${table}`,
-      // no snapshot: the benchmark writes its backlog after the slot exists
-      'snapshot.mode': 'no_data',
-      'tombstones.on.delete': false,
-      // the outbox SMT: one Kafka record per inserted row, our column names instead of its defaults
-      transforms: 'outbox',
-      'transforms.outbox.type': 'io.debezium.transforms.outbox.EventRouter',
-      'transforms.outbox.table.field.event.id': 'id', // also sent as header `id`
-      'transforms.outbox.table.field.event.key': 'aggregate_id',
-      'transforms.outbox.table.field.event.payload': 'payload',
-      'transforms.outbox.route.by.field': 'aggregate_type',
-      'transforms.outbox.route.topic.replacement': `${topicPrefix}.\${routedByValue}`,
-      // the headers walbox sets too (besides id), so both sides ship about the same bytes
-      'transforms.outbox.table.fields.additional.placement':
-        'event_type:header,aggregate_type:header,aggregate_id:header,created_at:header',
-      // and not the four __debezium.context.* headers Debezium 3.x adds to every record by default
-      'extended.headers.enabled': false,
-      // jsonb arrives as a string (io.debezium.data.Json): StringConverter writes the JSON text as is, and
-      // the key as plain aggregate_id; the worker's JsonConverter would quote both ("agg-1", "{\"n\": 1}")
-      'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
-      'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
-      ...(tuned ? TUNED_CONNECTOR : {}),
-    }),
-  );
+  const connectors = [
+    { name, slot, table, topicPrefix, publication, schema, eventRouter, connectorConfig },
+    // a topic prefix of their own too: Debezium names its JMX metrics after it, and connectors sharing one
+    // wait a minute per metrics set (12 retries) for a name the other holds
+    ...extraConnectors.map((c, i) => ({
+      eventRouter,
+      connectorConfig,
+      table,
+      publication,
+      schema,
+      topicPrefix: `${topicPrefix}_${i + 2}`,
+      ...c,
+    })),
+  ];
+  const connectorFiles = [];
+  for (const [i, c] of connectors.entries()) {
+    const file = i === 0 ? files.connector : path.join(dir, `connector-${i + 1}.properties`);
+    await fsp.writeFile(
+      file,
+      propertiesText(`Debezium outbox connector (${tuned ? 'tuned' : 'defaults'}), written by debezium.mjs`, {
+        ...connectorProperties({ ...c, databaseUrl, dropSlotOnStop }),
+        ...(tuned ? TUNED_CONNECTOR : {}),
+        ...c.connectorConfig,
+      }),
+    );
+    connectorFiles.push(file);
+  }
 
   const fd = fs.openSync(files.logFile, 'a');
   let child;
@@ -282,7 +350,7 @@ export async function startDebezium({
         path.join(lib, '*'), // the JVM expands the wildcard
         'org.apache.kafka.connect.cli.ConnectStandalone',
         files.worker,
-        files.connector,
+        ...connectorFiles,
       ],
       { cwd: dir, detached: true, stdio: ['ignore', fd, fd] },
     );
@@ -320,17 +388,21 @@ export async function startDebezium({
 
   const t0 = Date.now();
   try {
-    for (;;) {
-      if (exited !== null) throw new Error(`Connect exited (${exited})`);
-      const status = await connectorStatus(restPort);
-      const task = status?.tasks?.[0];
-      if (task?.state === 'FAILED') throw new Error(`connector task FAILED:\n${task.trace ?? ''}`);
-      if (status?.connector?.state === 'RUNNING' && task?.state === 'RUNNING') break;
-      if (Date.now() - t0 > timeoutMs) throw new Error(`connector not RUNNING after ${timeoutMs} ms`);
-      await sleep(250);
+    for (const c of connectors) {
+      for (;;) {
+        if (exited !== null) throw new Error(`Connect exited (${exited})`);
+        const status = await connectorStatus(restPort, c.name);
+        const task = status?.tasks?.[0];
+        if (task?.state === 'FAILED')
+          throw new Error(`connector ${c.name}: task FAILED:\n${task.trace ?? ''}`);
+        if (status?.connector?.state === 'RUNNING' && task?.state === 'RUNNING') break;
+        if (Date.now() - t0 > timeoutMs)
+          throw new Error(`connector ${c.name} not RUNNING after ${timeoutMs} ms`);
+        await sleep(250);
+      }
+      // RUNNING comes before the streaming thread holds the slot: wait for that too
+      await waitForSlotActive({ databaseUrl, slot: c.slot, timeoutMs, isAlive: () => exited === null });
     }
-    // RUNNING comes before the streaming thread holds the slot: wait for that too
-    await waitForSlotActive({ databaseUrl, slot, timeoutMs, isAlive: () => exited === null });
   } catch (err) {
     const tail = fs.readFileSync(files.logFile, 'utf8').split('\n').slice(-40).join('\n');
     log(`Debezium did not start: ${err.message}\n--- last lines of ${files.logFile} ---\n${tail}`);
@@ -338,7 +410,7 @@ export async function startDebezium({
     throw err;
   }
   log(
-    `Debezium ${DEBEZIUM_VERSION} streaming from slot ${slot} in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    `Debezium ${DEBEZIUM_VERSION} streaming from slot${connectors.length > 1 ? 's' : ''} ${connectors.map((c) => c.slot).join(', ')} in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
   );
   return { pid, stop, restPort, logFile: files.logFile, runDir: dir };
 }

@@ -7,8 +7,8 @@ const isRoot = () => process.getuid?.() === 0;
 
 /** What the stack (tests and demo) runs: [command, Debian package, why]. */
 export const STACK_TOOLS = [
-  ['java', 'openjdk-17-jre-headless', 'runs the Kafka broker'],
-  ['mvn', 'maven', "fetches Kafka's jars and PostgreSQL 16–18 from Maven Central"],
+  ['java', 'openjdk-17-jre-headless', 'runs the Kafka broker and, for a test, Kafka Connect'],
+  ['mvn', 'maven', "fetches Kafka's jars, Connect + Debezium and PostgreSQL 16–18 from Maven Central"],
   ['openssl', 'openssl', 'makes the test CA and certificates'],
 ];
 /** ...and what the test suite needs besides. */
