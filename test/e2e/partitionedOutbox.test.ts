@@ -2,18 +2,24 @@ import assert from 'node:assert/strict';
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
 import pg from 'pg';
 
-import { reportDelivery } from '../support/deliveryReport.js';
+import { assertAllDelivered } from '../support/deliveryReport.js';
+import {
+  buildMigrateArgs,
+  buildPrintSqlArgs,
+  trackMigrateTargets,
+  type MigrateTarget,
+} from '../support/migrateTarget.js';
 import type { WrittenEvent } from '../support/outboxWriter.js';
 import { countProcessed, withRelaySetup, type RelaySetup } from '../support/relaySetup.js';
 import { runCli } from '../support/runCli.js';
-import { dropSchema, withClient } from '../support/testDatabase.js';
+import { withClient } from '../support/testDatabase.js';
 import { requireDatabaseUrl, requireKafkaBrokers, uniqueName } from '../support/testEnv.js';
 import { waitFor } from '../support/waitFor.js';
-import { createWalFixture, type WalFixture } from '../support/walFixture.js';
+import { buildSlotCommandArgs, createWalFixture, type WalFixture } from '../support/walFixture.js';
 
 const STREAMING = /streaming from the replication slot/;
 const POLLING = /polling the outbox/;
@@ -187,33 +193,13 @@ async function deliverAcrossPartitions(
     ['outbox_events_now', 'outbox_events_old', 'outbox_events_recent'],
     'rows in every partition',
   );
+  // No duplicates without a fault.
+  await assertAllDelivered(setup, committed, 0);
   const topic = await setup.reader();
-  await topic.waitForIds(committed.map((e) => e.id));
-  const report = reportDelivery(committed, topic.messages);
-  assert.deepEqual(
-    { lost: report.lost.length, phantom: report.phantom.length, reordered: report.reordered },
-    { lost: 0, phantom: 0, reordered: [] },
-  );
-  assert.equal(report.duplicates, 0, 'no duplicates without a fault');
   await waitFor(async () => (await countProcessed(fixture)) === committed.length, {
     what: 'every row of every partition marked processed',
   });
   for (const message of topic.messages) assert.equal(message.headers['aggregate_type'], 'order');
-}
-
-/** Flags of status and doctor for a fixture. */
-function commandArgs(fixture: WalFixture, ...extra: string[]): string[] {
-  return [
-    '--database-url',
-    fixture.databaseUrl,
-    '--schema',
-    fixture.schema,
-    '--slot',
-    fixture.slot,
-    '--publication',
-    fixture.publication,
-    ...extra,
-  ];
 }
 
 describe('partitioned outbox: delivery', () => {
@@ -228,11 +214,11 @@ describe('partitioned outbox: delivery', () => {
         );
         assert.deepEqual(published, [{ pubviaroot: true }], 'migrate publishes via the partition root');
         await deliverAcrossPartitions(setup, STREAMING);
-        const status = await runCli(['status', ...commandArgs(setup.fixture)]);
+        const status = await runCli(['status', ...buildSlotCommandArgs(setup.fixture)]);
         assert.equal(status.code, 0, status.stdout + status.stderr);
         const doctor = await runCli([
           'doctor',
-          ...commandArgs(setup.fixture, '--kafka-brokers', requireKafkaBrokers().join(',')),
+          ...buildSlotCommandArgs(setup.fixture, '--kafka-brokers', requireKafkaBrokers().join(',')),
         ]);
         assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
         assert.match(doctor.stdout, /PASS.*publication/i);
@@ -249,34 +235,13 @@ describe('partitioned outbox: delivery', () => {
         // Two relays share the partitioned table (FOR UPDATE OF o SKIP LOCKED).
         setup.startRelay('--mode', 'poll', '--poll-interval', '100ms');
         await deliverAcrossPartitions(setup, POLLING, '--mode', 'poll', '--poll-interval', '100ms');
-        const status = await runCli(['status', ...commandArgs(setup.fixture, '--mode', 'poll')]);
+        const status = await runCli(['status', ...buildSlotCommandArgs(setup.fixture, '--mode', 'poll')]);
         assert.equal(status.code, 0, status.stdout + status.stderr);
       },
       { prepare: (client, schema) => createPartitionedOutbox(client, schema, seq, DELIVERY_PARTITIONS) },
     );
   });
 });
-
-const created: { schema: string; publication: string }[] = [];
-
-function names(): { schema: string; publication: string } {
-  const n = { schema: uniqueName('part'), publication: uniqueName('pub') };
-  created.push(n);
-  return n;
-}
-
-function migrateArgs(n: { schema: string; publication: string }, ...extra: string[]): string[] {
-  return [
-    'migrate',
-    '--database-url',
-    requireDatabaseUrl(),
-    '--schema',
-    n.schema,
-    '--publication',
-    n.publication,
-    ...extra,
-  ];
-}
 
 /** psql of this machine (the stack's client tools): the way teams apply --print-sql output. */
 function findPsql(): string {
@@ -325,23 +290,27 @@ async function countPendingIndexes(schema: string): Promise<number> {
 }
 
 describe('partitioned outbox: migrate', () => {
-  after(async () => {
-    for (const n of created) await dropSchema(n.schema, n.publication);
-  });
+  const names = trackMigrateTargets('part');
 
   const partitions: readonly PartitionSpec[] = [
     { name: 'outbox_events_a', from: -30, to: -1 },
     { name: 'outbox_events_b', from: -1, to: 30 },
   ];
 
-  it('applies every migration to the documented DDL, twice (idempotent), and publishes via the partition root', async () => {
+  /** A fresh target whose outbox is the documented partitioned DDL, with the seq column recommended here. */
+  async function createPartitionedTarget(): Promise<MigrateTarget> {
     const n = names();
     const seq = await recommendedSeq(requireDatabaseUrl());
     await withClient((client) => createPartitionedOutbox(client, n.schema, seq, partitions));
-    const first = await runCli(migrateArgs(n));
+    return n;
+  }
+
+  it('applies every migration to the documented DDL, twice (idempotent), and publishes via the partition root', async () => {
+    const n = await createPartitionedTarget();
+    const first = await runCli(buildMigrateArgs(n));
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, /applied 000001.*000005.*; publication \S+ created/);
-    const second = await runCli(migrateArgs(n));
+    const second = await runCli(buildMigrateArgs(n));
     assert.equal(second.code, 0, second.stderr);
     assert.match(second.stdout, /already up to date; publication \S+ unchanged/);
     assert.equal(await readPubViaRoot(n.publication), true);
@@ -377,22 +346,13 @@ describe('partitioned outbox: migrate', () => {
   });
 
   it('--print-sql, applied with psql twice, leaves what migrate would on a partitioned table', async () => {
-    const n = names();
-    const seq = await recommendedSeq(requireDatabaseUrl());
-    await withClient((client) => createPartitionedOutbox(client, n.schema, seq, partitions));
-    const printed = await runCli([
-      'migrate',
-      '--print-sql',
-      '--schema',
-      n.schema,
-      '--publication',
-      n.publication,
-    ]);
+    const n = await createPartitionedTarget();
+    const printed = await runCli(buildPrintSqlArgs(n));
     assert.equal(printed.code, 0, printed.stderr);
     applyWithPsql(printed.stdout);
     applyWithPsql(printed.stdout);
     assert.equal(await readPubViaRoot(n.publication), true);
-    const result = await runCli(migrateArgs(n));
+    const result = await runCli(buildMigrateArgs(n));
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /already up to date; publication \S+ unchanged/);
   });
@@ -408,25 +368,18 @@ describe('partitioned outbox: migrate', () => {
       );
     });
     if ((await readServerVersion(requireDatabaseUrl())) < 170_000) {
-      const refused = await runCli(migrateArgs(n));
+      const refused = await runCli(buildMigrateArgs(n));
       assert.equal(refused.code, 3, refused.stderr);
       assert.equal(refused.stderr.trim().split('\n').length, 1);
       const fix = /migrate again: (.*) \(docs\//.exec(refused.stderr)?.[1];
       assert.ok(fix !== undefined, refused.stderr);
-      const script = await runCli([
-        'migrate',
-        '--print-sql',
-        '--schema',
-        n.schema,
-        '--publication',
-        n.publication,
-      ]);
+      const script = await runCli(buildPrintSqlArgs(n));
       const psql = runPsql(script.stdout);
       assert.notEqual(psql.status, 0, 'the script stops before any migration too');
       assert.match(psql.stderr, /is partitioned and has no seq column/);
       await withClient((client) => client.query(fix));
     }
-    const result = await runCli(migrateArgs(n));
+    const result = await runCli(buildMigrateArgs(n));
     assert.equal(result.code, 0, result.stderr);
     assert.equal(await readPubViaRoot(n.publication), true);
     // Rows already there got a seq; a row inserted straight into a partition gets the next one.
@@ -446,15 +399,12 @@ describe('partitioned outbox: migrate', () => {
   });
 
   it("switches walbox's own publication to publish via the partition root; reports a shared one or a live slot with the fix", async () => {
-    const n = names();
-    const seq = await recommendedSeq(requireDatabaseUrl());
+    const n = await createPartitionedTarget();
     const s = pg.escapeIdentifier(n.schema);
     const publication = pg.escapeIdentifier(n.publication);
-    await withClient((client) => createPartitionedOutbox(client, n.schema, seq, partitions));
     // Migrated once with another publication: walbox_state exists for the slot below.
-    const first = { schema: n.schema, publication: uniqueName('pub') };
-    created.push(first);
-    assert.equal((await runCli(migrateArgs(first))).code, 0);
+    const first = names(n.schema);
+    assert.equal((await runCli(buildMigrateArgs(first))).code, 0);
     await withClient(async (client) => {
       await client.query(`CREATE TABLE ${s}.other (id int PRIMARY KEY)`);
       // Shared with another table: reported, not changed.
@@ -462,7 +412,7 @@ describe('partitioned outbox: migrate', () => {
         `CREATE PUBLICATION ${publication} FOR TABLE ${s}.${TABLE}, ${s}.other WITH (publish = 'insert')`,
       );
     });
-    const shared = await runCli(migrateArgs(n));
+    const shared = await runCli(buildMigrateArgs(n));
     assert.equal(shared.code, 3, shared.stderr);
     assert.match(shared.stderr, /SET \(publish_via_partition_root = true\)/);
     assert.equal(await readPubViaRoot(n.publication), false);
@@ -478,24 +428,17 @@ describe('partitioned outbox: migrate', () => {
       );
     });
     try {
-      const live = await runCli(migrateArgs(n));
+      const live = await runCli(buildMigrateArgs(n));
       assert.equal(live.code, 3, live.stderr);
       assert.match(live.stderr, new RegExp(`replication slot ${slot} .*walbox slot drop`));
-      const script = await runCli([
-        'migrate',
-        '--print-sql',
-        '--schema',
-        n.schema,
-        '--publication',
-        n.publication,
-      ]);
+      const script = await runCli(buildPrintSqlArgs(n));
       const psql = runPsql(script.stdout);
       assert.notEqual(psql.status, 0, 'the script refuses too');
       assert.match(psql.stderr, /walbox slot drop/);
     } finally {
       await withClient((client) => client.query('SELECT pg_drop_replication_slot($1)', [slot]));
     }
-    const updated = await runCli(migrateArgs(n));
+    const updated = await runCli(buildMigrateArgs(n));
     assert.equal(updated.code, 0, updated.stderr);
     assert.match(updated.stdout, /publication \S+ updated/);
     assert.equal(await readPubViaRoot(n.publication), true);
@@ -509,16 +452,14 @@ describe('partitioned outbox: migrate', () => {
         ).rows[0],
     );
     assert.deepEqual(publishes, { pubinsert: true, pubupdate: false }, 'the other settings stay');
-    const again = await runCli(migrateArgs(n));
+    const again = await runCli(buildMigrateArgs(n));
     assert.match(again.stdout, /publication \S+ unchanged/);
 
     // The script does the same switch.
     await withClient((client) =>
       client.query(`ALTER PUBLICATION ${publication} SET (publish_via_partition_root = false)`),
     );
-    applyWithPsql(
-      (await runCli(['migrate', '--print-sql', '--schema', n.schema, '--publication', n.publication])).stdout,
-    );
+    applyWithPsql((await runCli(buildPrintSqlArgs(n))).stdout);
     assert.equal(await readPubViaRoot(n.publication), true);
   });
 });

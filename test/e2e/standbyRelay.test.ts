@@ -8,6 +8,7 @@ import { withRelaySetup, type RelaySetup } from '../support/relaySetup.js';
 import { runCli } from '../support/runCli.js';
 import { findFreePort } from '../support/testEnv.js';
 import { waitFor } from '../support/waitFor.js';
+import { buildSlotCommandArgs } from '../support/walFixture.js';
 
 const STREAMING = /streaming from the replication slot/;
 const STANDING_BY = /another relay holds the replication slot \(pid \d+\): standing by/;
@@ -37,18 +38,7 @@ async function relayActiveGauge(replica: Replica): Promise<number | undefined> {
 
 async function activeReaderName(setup: RelaySetup): Promise<unknown> {
   const { fixture } = setup;
-  const result = await runCli([
-    'status',
-    '--json',
-    '--database-url',
-    fixture.databaseUrl,
-    '--schema',
-    fixture.schema,
-    '--slot',
-    fixture.slot,
-    '--publication',
-    fixture.publication,
-  ]);
+  const result = await runCli(['status', '--json', ...buildSlotCommandArgs(fixture)]);
   const report = JSON.parse(result.stdout) as { slot: { activeReader: { applicationName: string } | null } };
   return report.slot.activeReader?.applicationName;
 }

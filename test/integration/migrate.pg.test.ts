@@ -1,49 +1,17 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
-import { dropSchema, withClient } from '../support/testDatabase.js';
-import { requireDatabaseUrl, uniqueName } from '../support/testEnv.js';
+import { buildMigrateArgs, buildPrintSqlArgs, trackMigrateTargets } from '../support/migrateTarget.js';
 import { runCli } from '../support/runCli.js';
+import { withClient } from '../support/testDatabase.js';
 
-const databaseUrl = requireDatabaseUrl();
-const created: { schema: string; publication: string }[] = [];
-
-function names(): { schema: string; publication: string } {
-  const n = { schema: uniqueName('mig'), publication: uniqueName('pub') };
-  created.push(n);
-  return n;
-}
-
-function migrateArgs(n: { schema: string; publication: string }, ...extra: string[]): string[] {
-  return [
-    'migrate',
-    '--database-url',
-    databaseUrl,
-    '--schema',
-    n.schema,
-    '--publication',
-    n.publication,
-    ...extra,
-  ];
-}
-
-after(async () => {
-  for (const n of created) await dropSchema(n.schema, n.publication);
-});
+const names = trackMigrateTargets('mig');
 
 describe('walbox migrate', () => {
   it('--print-sql prints, without a database, a script that leaves what migrate would (and runs twice)', async () => {
     const n = names();
-    const printed = await runCli([
-      'migrate',
-      '--print-sql',
-      '--schema',
-      n.schema,
-      '--publication',
-      n.publication,
-      '--notify-trigger',
-    ]);
+    const printed = await runCli(buildPrintSqlArgs(n, '--notify-trigger'));
     assert.equal(printed.code, 0, printed.stderr);
     assert.match(printed.stdout, /^-- walbox outbox .*\nBEGIN;/s);
     assert.match(printed.stdout, /COMMIT;\n$/);
@@ -52,7 +20,7 @@ describe('walbox migrate', () => {
       await client.query(printed.stdout);
     });
     // migrate finds every migration applied and the publication there: the script did what it does.
-    const result = await runCli(migrateArgs(n));
+    const result = await runCli(buildMigrateArgs(n));
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /already up to date; publication \S+ unchanged/);
     await withClient(async (client) => {
@@ -67,7 +35,7 @@ describe('walbox migrate', () => {
 
   it('creates the outbox schema', async () => {
     const n = names();
-    const result = await runCli(migrateArgs(n));
+    const result = await runCli(buildMigrateArgs(n));
     assert.equal(result.code, 0, result.stderr);
     assert.match(
       result.stdout,
@@ -192,8 +160,8 @@ describe('walbox migrate', () => {
 
   it('is idempotent', async () => {
     const n = names();
-    assert.equal((await runCli(migrateArgs(n))).code, 0);
-    const again = await runCli(migrateArgs(n));
+    assert.equal((await runCli(buildMigrateArgs(n))).code, 0);
+    const again = await runCli(buildMigrateArgs(n));
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /already up to date; publication \S+ unchanged/);
     const count = await withClient(async (client) => {
@@ -208,9 +176,9 @@ describe('walbox migrate', () => {
   it('is safe to run concurrently: every run succeeds, each migration is applied once', async () => {
     const n = names();
     const results = await Promise.all([
-      runCli(migrateArgs(n)),
-      runCli(migrateArgs(n)),
-      runCli(migrateArgs(n)),
+      runCli(buildMigrateArgs(n)),
+      runCli(buildMigrateArgs(n)),
+      runCli(buildMigrateArgs(n)),
     ]);
     for (const r of results) assert.equal(r.code, 0, r.stderr);
     assert.equal(results.filter((r) => r.stdout.includes('applied 000001')).length, 1);
@@ -236,7 +204,7 @@ describe('walbox migrate', () => {
       await client.query(`INSERT INTO "${n.schema}".outbox_events (aggregate_type, aggregate_id, event_type, payload)
                           VALUES ('order', 'a', 'created', '{"n": 1}'), ('order', 'b', 'created', '{"n": 2}')`);
     });
-    const result = await runCli(migrateArgs(n));
+    const result = await runCli(buildMigrateArgs(n));
     assert.equal(result.code, 0, result.stderr);
     await withClient(async (client) => {
       const { rows } = await client.query<{ aggregate_id: string; seq: string }>(
@@ -252,7 +220,7 @@ describe('walbox migrate', () => {
 
   it('creates processed_events with --consumer', async () => {
     const n = names();
-    const result = await runCli(migrateArgs(n, '--consumer'));
+    const result = await runCli(buildMigrateArgs(n, '--consumer'));
     assert.equal(result.code, 0, result.stderr);
     await withClient(async (client) => {
       const { rows } = await client.query<{ column_name: string; data_type: string }>(
@@ -280,7 +248,7 @@ describe('walbox migrate', () => {
       await client.query(`CREATE TABLE "${n.schema}".other (id int)`);
       await client.query(`CREATE PUBLICATION "${n.publication}" FOR TABLE "${n.schema}".other`);
     });
-    const result = await runCli(migrateArgs(n));
+    const result = await runCli(buildMigrateArgs(n));
     assert.equal(result.code, 3, result.stderr);
     assert.match(result.stderr, /does not include .*ALTER PUBLICATION/);
     assert.equal(result.stderr.trim().split('\n').length, 1);
@@ -292,7 +260,7 @@ describe('walbox migrate', () => {
       await client.query(`CREATE SCHEMA "${n.schema}"`);
       await client.query(`CREATE TABLE "${n.schema}".x (id int)`);
     });
-    const result = await runCli(migrateArgs(n, '--table', 'outbox"; DROP TABLE x; --'));
+    const result = await runCli(buildMigrateArgs(n, '--table', 'outbox"; DROP TABLE x; --'));
     assert.equal(result.code, 2);
     assert.match(
       result.stderr,

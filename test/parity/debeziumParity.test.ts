@@ -374,6 +374,17 @@ describe('parity with the outbox EventRouter of Debezium 3.4', () => {
   const walboxSlot = (s: Scenario): string => `${run}_w_${s.table}`;
   const debeziumSlot = (s: Scenario): string => `${run}_d_${s.table}`;
   const table = (s: Scenario): string => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(s.table)}`;
+  /** The flags walbox's migrate and relay share for a scenario's table. */
+  const tableArgs = (s: Scenario): string[] => [
+    '--database-url',
+    databaseUrl,
+    '--schema',
+    schema,
+    '--table',
+    s.table,
+    '--publication',
+    publication(s),
+  ];
   const topics = SCENARIOS.flatMap((s) =>
     AGGREGATE_TYPES.flatMap((t) => [s.debeziumPrefix + typeName(t), s.walboxPrefix + typeName(t)]),
   );
@@ -451,19 +462,7 @@ describe('parity with the outbox EventRouter of Debezium 3.4', () => {
           }
         }, databaseUrl);
         for (const s of SCENARIOS) {
-          const migrated = await runCli([
-            'migrate',
-            '--database-url',
-            databaseUrl,
-            '--schema',
-            schema,
-            '--table',
-            s.table,
-            '--publication',
-            publication(s),
-            '--outbox-shape',
-            'debezium',
-          ]);
+          const migrated = await runCli(['migrate', ...tableArgs(s), '--outbox-shape', 'debezium']);
           assert.equal(migrated.code, 0, `walbox migrate: ${migrated.stderr}`);
         }
 
@@ -498,16 +497,9 @@ describe('parity with the outbox EventRouter of Debezium 3.4', () => {
         });
         for (const s of SCENARIOS) {
           const relay = startRelayProcess([
-            '--database-url',
-            databaseUrl,
+            ...tableArgs(s),
             '--kafka-brokers',
             brokers.join(','),
-            '--schema',
-            schema,
-            '--table',
-            s.table,
-            '--publication',
-            publication(s),
             '--slot',
             walboxSlot(s),
             '--metrics-port',

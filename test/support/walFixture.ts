@@ -154,3 +154,18 @@ export async function createWalFixture(
     },
   };
 }
+
+/** Flags of the commands that read a fixture's slot and publication (status, doctor), with any extra flags. */
+export function buildSlotCommandArgs(fixture: WalFixture, ...extra: string[]): string[] {
+  return [
+    '--database-url',
+    fixture.databaseUrl,
+    '--schema',
+    fixture.schema,
+    '--slot',
+    fixture.slot,
+    '--publication',
+    fixture.publication,
+    ...extra,
+  ];
+}
