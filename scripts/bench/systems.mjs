@@ -21,7 +21,10 @@ async function slotActive(db, slot) {
   return rows[0]?.active === true;
 }
 
-/** walbox in WAL or poll mode; BENCH_CPU_PROF=dir writes a V8 CPU profile of the relay there. */
+/**
+ * walbox in WAL or poll mode; BENCH_CPU_PROF=dir writes a V8 CPU profile of the relay there, and
+ * BENCH_WALBOX_ARGS (space-separated) adds flags to `walbox run`, e.g. "--batch-size 1000".
+ */
 export function walboxSystem(mode) {
   return {
     name: mode === 'wal' ? 'walbox WAL' : 'walbox poll',
@@ -56,6 +59,7 @@ export function walboxSystem(mode) {
           'warn',
           '--log-format',
           'json',
+          ...(process.env.BENCH_WALBOX_ARGS ?? '').split(' ').filter((a) => a.length > 0),
         ],
         { stdio: ['ignore', 'ignore', 'inherit'] },
       );

@@ -233,7 +233,8 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     flag: 'payload-column',
     kind: 'identifier',
     default: undefined,
-    description: 'column of the payload, the Kafka value (jsonb, json or text) [default: payload]',
+    description:
+      'column of the payload, the Kafka value (jsonb, json, text or varchar; NULL: a tombstone) [default: payload]',
     commands: SHAPE_COMMANDS,
   },
   {

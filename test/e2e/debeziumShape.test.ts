@@ -241,7 +241,7 @@ describe('a Debezium-shaped outbox table', () => {
     assert.match(result.stdout, /ON "public"\."outbox" \("aggregatetype", "aggregateid"\)/);
   });
 
-  it('refuses a payload column walbox cannot read as text, with the fix', async () => {
+  it('refuses a column whose text differs between the WAL and the table (bytea payload, boolean header), with the fix', async () => {
     const databaseUrl = requireDatabaseUrl();
     const schema = uniqueName('dbzb');
     const publication = uniqueName('pub');
@@ -250,7 +250,7 @@ describe('a Debezium-shaped outbox table', () => {
         await client.query(`CREATE SCHEMA ${pg.escapeIdentifier(schema)}`);
         await client.query(
           `CREATE TABLE ${pg.escapeIdentifier(schema)}.outbox (id uuid PRIMARY KEY, aggregatetype text NOT NULL,
-             aggregateid text NOT NULL, type text NOT NULL, payload bytea)`,
+             aggregateid text NOT NULL, type text NOT NULL, payload bytea, urgent boolean, body text)`,
         );
       }, databaseUrl);
       const common = ['--database-url', databaseUrl, '--schema', schema, '--table', 'outbox'];
@@ -265,6 +265,20 @@ describe('a Debezium-shaped outbox table', () => {
       ]);
       assert.equal(result.code, 3, result.stderr);
       assert.match(result.stderr, /column payload \(--payload-column\) is bytea/);
+      // A boolean is `t` in the WAL and `true` read from the table: the same event would get two header values.
+      const header = await runCli([
+        'run',
+        ...common,
+        ...shape,
+        '--payload-column',
+        'body',
+        '--header-columns',
+        'urgent',
+        '--kafka-brokers',
+        requireKafkaBrokers().join(','),
+      ]);
+      assert.equal(header.code, 3, header.stderr);
+      assert.match(header.stderr, /column urgent \(--header-columns\) is boolean/);
     } finally {
       await dropSchema(schema, publication, databaseUrl);
     }

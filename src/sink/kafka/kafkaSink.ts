@@ -209,8 +209,9 @@ export class KafkaSink implements Sink {
     if (topic === undefined || rejected.length === 0) return;
     await this.catalog.ensure([topic]);
     const messages = rejected.map(({ record, reason }) => {
+      // Stamped when sent: the event time may be the very reason (or one reason) the event was refused.
       const message = toKafkaMessage(record, this.options.layout);
-      return { ...message, headers: { ...message.headers, walbox_error: reason } };
+      return { ...message, timestamp: undefined, headers: { ...message.headers, walbox_error: reason } };
     });
     try {
       await this.producer.sendBatch({

@@ -127,21 +127,42 @@ async function checkTable(db: Db, names: PreflightNames): Promise<PreflightCheck
     : { name: 'outbox table', ok: false, detail: `table ${table}: ${wrong}` };
 }
 
-/** The types walbox can read each configured column as (the values travel as text). */
-const COLUMN_TYPES: Readonly<Record<'id' | 'payload' | 'timestamp', readonly string[]>> = {
+/**
+ * The types walbox can read each configured column as. Values travel as text, read from the WAL (the type's output)
+ * or from the table (`::text`): only types whose two texts are the same give the same key, header and topic on
+ * both paths (a boolean is `t` in one and `true` in the other; char(n) loses its padding in one).
+ */
+const TEXT_TYPES = ['text', 'character varying', 'uuid', 'smallint', 'integer', 'bigint', 'numeric'];
+const COLUMN_TYPES: Readonly<
+  Record<'id' | 'payload' | 'timestamp' | 'key' | 'routing' | 'event-type' | 'header', readonly string[]>
+> = {
   // ids travel as uuid[] parameters
   id: ['uuid'],
   // the value is the column's text: bytea would arrive as hex, not as the bytes
   payload: ['jsonb', 'json', 'text', 'character varying'],
   timestamp: ['timestamp with time zone', 'timestamp without time zone', 'bigint'],
+  key: TEXT_TYPES,
+  routing: TEXT_TYPES,
+  'event-type': TEXT_TYPES,
+  header: [...TEXT_TYPES, 'jsonb', 'json'],
 };
 
 function explainColumnTypes(columns: OutboxColumns, types: ReadonlyMap<string, string>): string | undefined {
-  for (const role of ['id', 'payload', 'timestamp'] as const) {
-    const type = types.get(columns[role]);
-    if (type !== undefined && !COLUMN_TYPES[role].includes(type)) {
-      const flag = `--${role}-column`;
-      return `column ${columns[role]} (${flag}) is ${type}, walbox reads it as one of ${COLUMN_TYPES[role].join(', ')}`;
+  const checked: [keyof typeof COLUMN_TYPES, string][] = [
+    ['id', columns.id],
+    ['payload', columns.payload],
+    ['timestamp', columns.timestamp],
+    ['key', columns.aggregateId],
+    ['routing', columns.aggregateType],
+    ['event-type', columns.eventType],
+    ...columns.headerColumns.map((h): [keyof typeof COLUMN_TYPES, string] => ['header', h.column]),
+  ];
+  for (const [role, column] of checked) {
+    const type = types.get(column);
+    const allowed = COLUMN_TYPES[role];
+    if (type !== undefined && !allowed.includes(type)) {
+      const flag = role === 'header' ? '--header-columns' : `--${role}-column`;
+      return `column ${column} (${flag}) is ${type}, walbox reads it as one of ${allowed.join(', ')}`;
     }
   }
   return undefined;
