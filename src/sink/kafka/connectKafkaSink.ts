@@ -2,6 +2,7 @@ import type { RelayConfig } from '../../config/relayConfig.js';
 import type { RelayLogger } from '../../core/ports.js';
 import { describeKafkaSecurity, toKafkaSecurity } from './kafkaSecurity.js';
 import { KafkaSink } from './kafkaSink.js';
+import { toMessageLayout } from './toKafkaMessage.js';
 
 /** The sink as the configuration describes it (the relay, `dlq retry` and `doctor` use the same one). */
 export function connectKafkaSink(config: RelayConfig, logger: RelayLogger): Promise<KafkaSink> {
@@ -14,13 +15,7 @@ export function connectKafkaSink(config: RelayConfig, logger: RelayLogger): Prom
             allow: config.topicAllow === undefined ? undefined : new RegExp(`^(?:${config.topicAllow})$`),
           }
         : { topic: config.topic },
-    layout: {
-      headers: {
-        metadata: config.metadataHeaders,
-        columnHeaders: config.headerColumns.map((h) => h.header),
-      },
-      timestamp: config.kafkaTimestamp,
-    },
+    layout: toMessageLayout(config),
     compression: config.compression,
     createTopics: config.createTopics,
     topicPartitions: config.topicPartitions,

@@ -253,7 +253,10 @@ export class KafkaSink implements Sink {
     await this.admin.disconnect().catch(() => undefined);
   }
 
-  /** Sends in order; when the broker rejects records, halves the chunk until the culprits stand alone. */
+  /**
+   * Sends in order; when the broker rejects records (or their timestamps), halves the chunk until the culprits
+   * stand alone: a rejected one is dead-lettered, one with a refused timestamp is sent again unstamped.
+   */
   private async sendIsolatingRejections(
     chunk: readonly Outgoing[],
     rejected: RejectedRecord[],
@@ -266,20 +269,18 @@ export class KafkaSink implements Sink {
         compression: this.codec(),
       });
     } catch (error) {
-      const [first] = chunk;
-      if (
+      // Event times outside what the topic accepts (Kafka 4 refuses timestamps over an hour ahead,
+      // log.message.timestamp.after.max.ms): a clock or column problem, no reason to hold up or drop the event.
+      const refusedTime =
         findProtocolErrorType(error) === 'INVALID_TIMESTAMP' &&
-        chunk.some((o) => o.message.timestamp !== undefined)
-      ) {
-        if (chunk.length > 1) {
-          const middle = Math.ceil(chunk.length / 2);
-          await this.sendIsolatingRejections(chunk.slice(0, middle), rejected);
-          await this.sendIsolatingRejections(chunk.slice(middle), rejected);
-          return;
-        }
-        if (first !== undefined) {
-          // Its event time is outside what the topic accepts (Kafka 4 refuses timestamps over an hour ahead,
-          // log.message.timestamp.after.max.ms): a clock or column problem, no reason to hold up or drop the event.
+        chunk.some((o) => o.message.timestamp !== undefined);
+      if (!refusedTime && !isRecordRejection(error)) {
+        this.catalog.forget(chunk.map((o) => o.topic));
+        throw toSinkError(error, `produce ${chunk.length} events to Kafka`);
+      }
+      const [first] = chunk;
+      if (chunk.length === 1 && first !== undefined) {
+        if (refusedTime) {
           this.options.logger.warn(
             { event_id: first.record.id, topic: first.topic, timestamp: first.message.timestamp },
             "the broker refused the event's timestamp (log.message.timestamp.*.max.ms): sent with the send time instead",
@@ -288,12 +289,6 @@ export class KafkaSink implements Sink {
           await this.sendIsolatingRejections([unstamped], rejected);
           return;
         }
-      }
-      if (!isRecordRejection(error)) {
-        this.catalog.forget(chunk.map((o) => o.topic));
-        throw toSinkError(error, `produce ${chunk.length} events to Kafka`);
-      }
-      if (chunk.length === 1 && first !== undefined) {
         rejected.push({
           record: first.record,
           reason: toSinkError(error, `topic ${first.topic} rejected the event`).message,

@@ -4,7 +4,7 @@ import type { Message } from 'kafkajs';
 
 import type { OutboxRecord } from '../../core/outboxRecord.js';
 import { DEFAULT_HEADER_LAYOUT, toEventHeaders, type HeaderLayout } from '../../core/toEventHeaders.js';
-import type { KafkaTimestamp } from '../../config/relayConfig.js';
+import type { KafkaTimestamp, RelayConfig } from '../../config/relayConfig.js';
 
 /** Record batch header plus per-record framing, generously rounded (v2 format: 61-byte batch header). */
 const BATCH_OVERHEAD_BYTES = 61;
@@ -18,6 +18,16 @@ export interface MessageLayout {
 }
 
 export const DEFAULT_MESSAGE_LAYOUT: MessageLayout = { headers: DEFAULT_HEADER_LAYOUT, timestamp: 'event' };
+
+/** The layout the configuration asks for. */
+export function toMessageLayout(
+  config: Pick<RelayConfig, 'metadataHeaders' | 'headerColumns' | 'kafkaTimestamp'>,
+): MessageLayout {
+  return {
+    headers: { metadata: config.metadataHeaders, columnHeaders: config.headerColumns.map((h) => h.header) },
+    timestamp: config.kafkaTimestamp,
+  };
+}
 
 /**
  * Key aggregate_id (same partition as a Java producer would pick), value the payload's text. Without a

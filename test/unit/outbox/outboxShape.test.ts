@@ -6,7 +6,7 @@ import { toOutboxTable } from '../../../src/config/toOutboxTable.js';
 import type { OutboxRecord } from '../../../src/core/outboxRecord.js';
 import { parseEventTime } from '../../../src/core/parseEventTime.js';
 import { resolveTopic } from '../../../src/core/topicName.js';
-import { toKafkaMessage } from '../../../src/sink/kafka/toKafkaMessage.js';
+import { toKafkaMessage, toMessageLayout } from '../../../src/sink/kafka/toKafkaMessage.js';
 import { SHAPE_COLUMNS } from '../../../src/outbox/outboxColumns.js';
 
 const record: OutboxRecord = {
@@ -24,11 +24,7 @@ const record: OutboxRecord = {
 };
 
 function messageFor(flags: Parameters<typeof loadConfig>[0], event: OutboxRecord = record) {
-  const config = loadConfig(flags);
-  return toKafkaMessage(event, {
-    headers: { metadata: config.metadataHeaders, columnHeaders: config.headerColumns.map((h) => h.header) },
-    timestamp: config.kafkaTimestamp,
-  });
+  return toKafkaMessage(event, toMessageLayout(loadConfig(flags)));
 }
 
 describe('--outbox-shape', () => {
