@@ -5,6 +5,7 @@ import { countRecordBytes, MAX_BATCH_BYTES } from './maxBatchBytes.js';
 import type { OutboxRecord } from './outboxRecord.js';
 import type { ChangeStream, OutboxStore, RelayLogger, RelayObserver, Sink, Sleep } from './ports.js';
 import type { RetryPolicy } from './retryUntilDone.js';
+import { untilAborted } from './untilAborted.js';
 
 export interface StreamRelayOptions {
   readonly batchSize: number;
@@ -53,9 +54,8 @@ export class StreamRelay {
   /** The marking of the batch before the last one: the next batch is published only after it. */
   private markingBeforeLast: Promise<unknown> = Promise.resolve();
   private failure: { error: unknown } | undefined;
-  /** Settles (rejects) when a batch fails: the loop must not wait for the next stream item to notice. */
-  private readonly failed: Promise<never>;
-  private rejectFailed: (error: unknown) => void = () => undefined;
+  /** Aborts when a batch fails: the loop must not wait for the next stream item to notice. */
+  private readonly failed = new AbortController();
 
   constructor(
     private readonly deps: StreamRelayDeps,
@@ -63,9 +63,6 @@ export class StreamRelay {
   ) {
     this.tracker = new AckTracker(options.startLsn);
     this.lastConfirmed = options.startLsn;
-    this.failed = new Promise<never>((_resolve, reject) => (this.rejectFailed = reject));
-    // Handled by whoever races it; a failure after the run ended must not surface as unhandled.
-    this.failed.catch(() => undefined);
   }
 
   /**
@@ -88,7 +85,9 @@ export class StreamRelay {
     for (;;) {
       this.throwIfFailed();
       // On a quiet stream the next item can be seconds away (or never come): a failed batch ends the wait.
-      const item = await Promise.race([stream.next(), this.failed]);
+      const item = await (stream.buffered() > 0
+        ? stream.next()
+        : untilAborted(stream.next(), this.failed.signal));
       if (item === undefined) break;
       switch (item.kind) {
         case 'begin':
@@ -130,7 +129,8 @@ export class StreamRelay {
 
   /** Puts the current batch into the pipeline; waits only while the pipeline is full. */
   private async flush(signal: AbortSignal): Promise<void> {
-    while (this.inFlight.length >= MAX_BATCHES_IN_FLIGHT) await Promise.race([this.inFlight[0], this.failed]);
+    while (this.inFlight.length >= MAX_BATCHES_IN_FLIGHT && this.inFlight[0] !== undefined)
+      await untilAborted(this.inFlight[0], this.failed.signal);
     this.throwIfFailed();
     this.deps.observer?.inFlight?.(this.tracker.inFlightEvents());
     const entries = this.batch.splice(0);
@@ -167,7 +167,7 @@ export class StreamRelay {
       (error: unknown) => {
         if (this.failure !== undefined) return;
         this.failure = { error };
-        this.rejectFailed(error);
+        this.failed.abort(error);
       },
     );
     const tracked = done.finally(() => this.inFlight.splice(this.inFlight.indexOf(tracked), 1));
