@@ -5,7 +5,8 @@ import type { OutboxRecord, RejectedRecord } from './outboxRecord.js';
 
 /** What a change stream yields, in the order the server sent it. */
 export type StreamItem =
-  | { readonly kind: 'begin' }
+  /** commitLsn: where the transaction's commit record starts. */
+  | { readonly kind: 'begin'; readonly commitLsn: Lsn }
   | { readonly kind: 'record'; readonly record: OutboxRecord }
   | { readonly kind: 'commit'; readonly endLsn: Lsn }
   | { readonly kind: 'keepalive'; readonly walEnd: Lsn };

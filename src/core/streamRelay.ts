@@ -12,6 +12,12 @@ export interface StreamRelayOptions {
   readonly retry: RetryPolicy;
   /** The slot's confirmed_flush_lsn when streaming started: never confirm below it. */
   readonly startLsn: Lsn;
+  /**
+   * The server's WAL position once every row pending before streaming was caught up (or undefined: check every
+   * row). Rows of transactions committed after it were never visible to a catch-up, an earlier run or a poll
+   * relay, so only this relay can deliver them: they skip the already-delivered check, one query per batch.
+   */
+  readonly freshAfterLsn?: Lsn;
 }
 
 export interface StreamRelayDeps {
@@ -26,6 +32,8 @@ export interface StreamRelayDeps {
 interface BatchEntry {
   readonly record: OutboxRecord;
   readonly transaction: number;
+  /** Committed after freshAfterLsn: no one else can have delivered it. */
+  readonly fresh: boolean;
 }
 
 /**
@@ -47,6 +55,7 @@ export class StreamRelay {
   private batchBytes = 0;
   private lastConfirmed: Lsn;
   private openTransaction: number | undefined;
+  private openTransactionFresh = false;
   /** Completion of each batch still in the pipeline, oldest first. */
   private readonly inFlight: Promise<void>[] = [];
   private publishing: Promise<unknown> = Promise.resolve();
@@ -92,11 +101,13 @@ export class StreamRelay {
       switch (item.kind) {
         case 'begin':
           this.openTransaction = this.tracker.begin();
+          this.openTransactionFresh =
+            this.options.freshAfterLsn !== undefined && item.commitLsn > this.options.freshAfterLsn;
           break;
         case 'record': {
           const transaction = this.requireOpenTransaction();
           this.tracker.addEvent(transaction);
-          this.batch.push({ record: item.record, transaction });
+          this.batch.push({ record: item.record, transaction, fresh: this.openTransactionFresh });
           this.batchBytes += countRecordBytes(item.record);
           if (this.batch.length >= this.options.batchSize || this.batchBytes >= MAX_BATCH_BYTES)
             await this.flush(signal);
@@ -148,7 +159,7 @@ export class StreamRelay {
       },
     };
     const started = Date.now();
-    const checked = findUndelivered(records, deps);
+    const checked = entries.every((e) => e.fresh) ? Promise.resolve(records) : findUndelivered(records, deps);
     // Each step waits for the same step of the batch before it: order is kept, and a failure stops the chain.
     const published = Promise.all([checked, this.publishing, this.markingBeforeLast]).then(([toSend]) =>
       publishRecords(toSend, records.length - toSend.length, deps),

@@ -9,6 +9,7 @@ import { StreamRelay } from '../core/streamRelay.js';
 import { createPool } from '../db/createPool.js';
 import { describeDatabase } from '../db/describeDatabase.js';
 import { readSlotStatus } from '../db/readSlotStatus.js';
+import { readWalPosition } from '../db/readWalPosition.js';
 import { SQLSTATE, errorCodeOf } from '../db/sqlState.js';
 import { PgOutboxStore } from '../db/pgOutboxStore.js';
 import { WalboxState, type SlotRecord } from '../db/walboxState.js';
@@ -31,11 +32,12 @@ import { isRetriableStreamError } from './isRetriableStreamError.js';
 import { sleep } from './sleep.js';
 
 /**
- * Buffered stream items (or payload bytes) above which the replication socket is paused (G6). Dozens of batches
- * ahead keep the pipeline fed; more only costs memory (measured: 64 MiB of 8 KB events took the RSS to 148 MiB).
+ * Buffered stream items (or payload bytes) above which the replication socket is paused (G6). A few batches ahead
+ * keep the pipeline fed; more only costs memory (measured on 10k events of 8 KB: peak RSS about 20 MiB lower with
+ * 4 MiB than with 16 MiB, at the same rate).
  */
 const HIGH_WATER_ITEMS = 10_000;
-const HIGH_WATER_BYTES = 16 * 1024 * 1024;
+const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 /** Reconnect backoff; a recovered server is used within this much time. */
 const MAX_RECONNECT_DELAY_MS = 30_000;
 /**
@@ -80,6 +82,8 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
       try {
         const startLsn = await prepareSlot(context, pool, store, state, retry);
         if (isStopping(context)) break;
+        // Read after the catch-up, never before (StreamRelayOptions.freshAfterLsn). Unknown: every row is checked.
+        const freshAfterLsn = await readWalPosition(pool).catch(() => undefined);
         if (
           staleWalsender !== undefined &&
           (await endStaleWalsender(pool, config.slot, staleWalsender, logger))
@@ -132,7 +136,7 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
             sleep,
             observer: context.observer,
           },
-          { batchSize: config.batchSize, retry: retry.policy, startLsn },
+          { batchSize: config.batchSize, retry: retry.policy, startLsn, freshAfterLsn },
         );
         try {
           await relay.run(context.giveUp);

@@ -214,7 +214,7 @@ export class WalSource implements ChangeStream {
       case 'begin':
         this.xid = message.xid;
         this.commitTimeMs = toUnixMs(message.commitTime);
-        this.push({ kind: 'begin' });
+        this.push({ kind: 'begin', commitLsn: message.finalLsn });
         return;
       case 'commit':
         if (message.endLsn > this.received) this.received = message.endLsn;

@@ -89,10 +89,20 @@ function record(id: string): StreamItem {
   };
 }
 
-function run(stream: ChangeStream, sink: Sink, store: OutboxStore, batchSize = 10): Promise<void> {
+function begin(commitLsn = 9n): StreamItem {
+  return { kind: 'begin', commitLsn };
+}
+
+function run(
+  stream: ChangeStream,
+  sink: Sink,
+  store: OutboxStore,
+  batchSize = 10,
+  freshAfterLsn?: bigint,
+): Promise<void> {
   const relay = new StreamRelay(
     { stream, sink, store, logger: quietLogger, sleep: () => Promise.resolve() },
-    { batchSize, retry: { initialDelayMs: 1, maxDelayMs: 1 }, startLsn: 5n },
+    { batchSize, retry: { initialDelayMs: 1, maxDelayMs: 1 }, startLsn: 5n, freshAfterLsn },
   );
   return relay.run(new AbortController().signal);
 }
@@ -100,11 +110,11 @@ function run(stream: ChangeStream, sink: Sink, store: OutboxStore, batchSize = 1
 describe('StreamRelay', () => {
   it('publishes in stream order and confirms commit end LSNs after delivery', async () => {
     const stream = new ScriptedStream([
-      { kind: 'begin' },
+      begin(),
       record('a'),
       record('b'),
       { kind: 'commit', endLsn: 10n },
-      { kind: 'begin' },
+      begin(),
       record('c'),
       { kind: 'commit', endLsn: 20n },
     ]);
@@ -117,12 +127,7 @@ describe('StreamRelay', () => {
   });
 
   it('skips events whose rows are already processed (replays) but still confirms them', async () => {
-    const stream = new ScriptedStream([
-      { kind: 'begin' },
-      record('a'),
-      record('b'),
-      { kind: 'commit', endLsn: 10n },
-    ]);
+    const stream = new ScriptedStream([begin(), record('a'), record('b'), { kind: 'commit', endLsn: 10n }]);
     const sink = new RecordingSink();
     const store = new MemoryStore();
     store.processed.add('a');
@@ -131,8 +136,33 @@ describe('StreamRelay', () => {
     assert.deepEqual(stream.confirmed, [10n]);
   });
 
+  it('checks rows of transactions committed up to freshAfterLsn, and no others', async () => {
+    const stream = new ScriptedStream([
+      begin(8n),
+      record('caught-up'),
+      { kind: 'commit', endLsn: 9n },
+      begin(20n),
+      record('fresh'),
+      { kind: 'commit', endLsn: 21n },
+    ]);
+    const sink = new RecordingSink();
+    const store = new MemoryStore();
+    const checked: string[][] = [];
+    const findFinished = store.findFinished.bind(store);
+    store.findFinished = (ids) => {
+      checked.push([...ids]);
+      return findFinished(ids);
+    };
+    store.processed.add('caught-up');
+    // One item per batch: the fresh transaction's batch holds only rows no one else can have delivered.
+    await run(stream, sink, store, 1, 10n);
+    assert.deepEqual(checked, [['caught-up']]);
+    assert.deepEqual(sink.sent, [['fresh']]);
+    assert.deepEqual(stream.confirmed.at(-1), 21n);
+  });
+
   it('retries a batch that failed with a retriable error, in order, and confirms only afterwards', async () => {
-    const stream = new ScriptedStream([{ kind: 'begin' }, record('a'), { kind: 'commit', endLsn: 10n }]);
+    const stream = new ScriptedStream([begin(), record('a'), { kind: 'commit', endLsn: 10n }]);
     const sink = new RecordingSink();
     sink.failures = 3;
     await run(stream, sink, new MemoryStore());
@@ -142,7 +172,7 @@ describe('StreamRelay', () => {
 
   it('dead-letters rejected events and moves on', async () => {
     const stream = new ScriptedStream([
-      { kind: 'begin' },
+      begin(),
       record('ok'),
       record('huge'),
       { kind: 'commit', endLsn: 10n },
@@ -155,7 +185,7 @@ describe('StreamRelay', () => {
   });
 
   it('does not confirm an open transaction, and confirms idle keepalives', async () => {
-    const open = new ScriptedStream([{ kind: 'begin' }, record('a'), { kind: 'keepalive', walEnd: 99n }]);
+    const open = new ScriptedStream([begin(), record('a'), { kind: 'keepalive', walEnd: 99n }]);
     await run(open, new RecordingSink(), new MemoryStore());
     assert.deepEqual(open.confirmed, []);
     const idle = new ScriptedStream([{ kind: 'keepalive', walEnd: 99n }]);
@@ -168,7 +198,7 @@ describe('StreamRelay', () => {
     { timeout: 5_000 },
     async () => {
       // The items end without the stream ending: a quiet database, where the next item may be seconds away.
-      const items: StreamItem[] = [{ kind: 'begin' }, record('a'), { kind: 'commit', endLsn: 10n }];
+      const items: StreamItem[] = [begin(), record('a'), { kind: 'commit', endLsn: 10n }];
       const quiet: ChangeStream = {
         next: () => Promise.resolve(items.shift() ?? new Promise<never>(() => undefined)),
         buffered: () => items.length,
@@ -184,7 +214,7 @@ describe('StreamRelay', () => {
   it('never has more than two batches published and not yet marked (the in-flight window)', async () => {
     const items: StreamItem[] = [];
     for (const id of ['a', 'b', 'c', 'd', 'e', 'f'])
-      items.push({ kind: 'begin' }, record(id), { kind: 'commit', endLsn: 10n });
+      items.push(begin(), record(id), { kind: 'commit', endLsn: 10n });
     const sink = new RecordingSink();
     const store = new MemoryStore();
     let most = 0;
@@ -206,7 +236,7 @@ describe('StreamRelay', () => {
   });
 
   it('stops on an error that is not retriable, without confirming', async () => {
-    const stream = new ScriptedStream([{ kind: 'begin' }, record('a'), { kind: 'commit', endLsn: 10n }]);
+    const stream = new ScriptedStream([begin(), record('a'), { kind: 'commit', endLsn: 10n }]);
     const sink: Sink = {
       publish: () => Promise.reject(new Error('bug')),
       publishDeadLetters: () => Promise.resolve(),
