@@ -10,7 +10,15 @@ import pg from 'pg';
 
 import { ROOT, startStack, stopStack } from '../stack/stack.mjs';
 import { decodeWithRecvlogical, measureKafkajs, measureProducer } from './ceilings.mjs';
-import { cpuSeconds, percentiles, startAppendRecorder, startSampler, waitUntil } from './measure.mjs';
+import {
+  cpuSeconds,
+  percentiles,
+  startAppendRecorder,
+  startDbMeter,
+  startMachineMeter,
+  startSampler,
+  waitUntil,
+} from './measure.mjs';
 import { writeReports } from './report.mjs';
 import { debeziumSystem, migrate, walboxSystem } from './systems.mjs';
 import { readCommitTimes, writeAtRate, writeBacklog } from './workloads.mjs';
@@ -36,7 +44,7 @@ const WORKLOADS = QUICK
         perTxn: 1,
         payloadBytes: 8192,
       },
-      { id: 'rate1k', title: '1k events/s for 15 s', kind: 'rate', rate: 1000, seconds: 15 },
+      { id: 'rate1k', title: '1k events/s for 15 s', kind: 'rate', rate: 1000, seconds: 15, repeats: 2 },
       { id: 'idle', title: 'idle: 10 events/s for 10 s', kind: 'rate', rate: 10, seconds: 10 },
     ]
   : [
@@ -62,7 +70,7 @@ const WORKLOADS = QUICK
         perTxn: 1,
         payloadBytes: 8192,
       },
-      { id: 'rate1k', title: '1k events/s for 60 s', kind: 'rate', rate: 1000, seconds: 60 },
+      { id: 'rate1k', title: '1k events/s for 60 s', kind: 'rate', rate: 1000, seconds: 60, repeats: 3 },
       { id: 'idle', title: 'idle: 10 events/s for 30 s', kind: 'rate', rate: 10, seconds: 30 },
     ];
 
@@ -83,6 +91,8 @@ const SYSTEMS = {
 // Quick runs take Debezium with its defaults only (each start costs a JVM boot).
 const DEBEZIUM_KEYS = WITH_DEBEZIUM ? (QUICK ? ['dbz'] : ['dbz', 'dbzTuned']) : [];
 const DRAIN_TIMEOUT_MS = 20 * 60_000;
+/** Seconds written at the workload's rate before a rate run is measured. */
+const WARMUP_SECONDS = 2;
 
 const stateDir = join(ROOT, '.stack', `bench-${process.pid}`);
 const runRoot = join(ROOT, '.stack', `bench-${process.pid}-runs`);
@@ -157,12 +167,16 @@ function context(workload, key, schema, publication) {
 async function measureRun(system, ctx, expected, { startedAt } = {}) {
   const recorder = await startAppendRecorder(brokers, ctx.topic);
   const started = Date.now();
+  const dbMeter = await startDbMeter(db);
+  const machineMeter = startMachineMeter({ brokerPidFile: join(state.kafka.runDir, 'broker.pid') });
   let handle;
   try {
     handle = await system.start(ctx);
     const sampler = startSampler({ pid: handle.pid, db, slot: system.usesSlot ? ctx.slot : undefined });
     const complete = await waitUntil(() => recorder.appended.size >= expected, DRAIN_TIMEOUT_MS, 200);
     const cpu = cpuSeconds(handle.pid);
+    const dbCost = await dbMeter.stop();
+    const machine = machineMeter.stop();
     const peaks = await sampler.stop();
     const times = [...recorder.appended.values()];
     const first = Math.min(...times);
@@ -179,6 +193,15 @@ async function measureRun(system, ctx, expected, { startedAt } = {}) {
       cpuSeconds: Math.round((cpu || peaks.cpuSeconds) * 10) / 10,
       peakRssMiB: Math.round(peaks.rssBytes / 1024 / 1024),
       peakSlotLagMiB: system.usesSlot ? Math.round((peaks.slotLagBytes / 1024 / 1024) * 10) / 10 : null,
+      // Per delivered event, from the system's start to the last append (start-up included).
+      perEvent: {
+        relayCpuMicros: Math.round((cpu * 1e6) / expected),
+        postgresCpuMicros: Math.round((dbCost.cpuSeconds * 1e6) / expected),
+        brokerCpuMicros: Math.round((machine.brokerSeconds * 1e6) / expected),
+        benchCpuMicros: Math.round((machine.benchSeconds * 1e6) / expected),
+        machineBusyMicros: Math.round((machine.busySeconds * 1e6) / expected),
+        walBytes: Math.round(dbCost.walBytes / expected),
+      },
     };
   } finally {
     await handle?.stop();
@@ -267,14 +290,22 @@ async function runDrain(workload) {
 
 async function runRate(workload) {
   const runs = [];
-  for (const key of ['wal', 'poll', ...DEBEZIUM_KEYS]) {
+  // walbox's runs are repeated (a latency percentile of one run is one sample); Debezium's JVM runs once.
+  const plan = ['wal', 'poll', ...DEBEZIUM_KEYS].flatMap((key) =>
+    Array.from({ length: key === 'wal' || key === 'poll' ? (workload.repeats ?? 1) : 1 }, (_, i) => ({
+      key,
+      repeat: i + 1,
+    })),
+  );
+  for (const { key, repeat } of plan) {
     const system = SYSTEMS[key];
-    log(`${system.name}: ${workload.rate} events/s for ${workload.seconds} s`);
-    const schema = `b_${workload.id}_${key}`.toLowerCase();
-    const ctx = context(workload, key, schema, `p_${workload.id}_${key}`.toLowerCase());
+    log(`${system.name}: ${workload.rate} events/s for ${workload.seconds} s (run ${repeat})`);
+    const schema = `b_${workload.id}_${key}_${repeat}`.toLowerCase();
+    const ctx = context({ ...workload, id: `${workload.id}_${repeat}` }, key, schema, `p_${schema}`);
     migrate({ databaseUrl, schema, publication: ctx.publication, notifyTrigger: key === 'poll' });
     await createTopic(ctx.topic);
-    runs.push(await measureRate(system, ctx, workload).catch((error) => failed(key, error)));
+    const run = await measureRate(system, ctx, workload).catch((error) => failed(key, error));
+    runs.push({ ...run, repeat });
     if (system.usesSlot)
       await db.query('SELECT pg_drop_replication_slot($1)', [ctx.slot]).catch(() => undefined);
     await dropSchemas([schema]);
@@ -293,6 +324,13 @@ async function measureRate(system, ctx, workload) {
   let handle;
   try {
     handle = await system.start(ctx);
+    // Warm-up, not measured: the first sends of a fresh process (metadata, connections, JIT) are not its latency.
+    const warmup = await writeAtRate(writers, {
+      schema: ctx.schema,
+      rate: workload.rate,
+      seconds: WARMUP_SECONDS,
+    });
+    await waitUntil(() => warmup.writes.every((w) => recorder.appended.has(w.id)), 60_000, 100);
     const cpuBefore = cpuSeconds(handle.pid);
     const sampler = startSampler({ pid: handle.pid, db, slot: system.usesSlot ? ctx.slot : undefined });
     const { writes, achievedRate } = await writeAtRate(writers, { schema: ctx.schema, ...workload });

@@ -1,6 +1,6 @@
 // Measuring tools of the benchmark: process CPU and RSS from /proc, slot lag, and a consumer that records when
 // the broker appended each event (topics use LogAppendTime).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 import kafkajs from 'kafkajs';
 
@@ -23,6 +23,85 @@ export function rssBytes(pid) {
   } catch {
     return 0;
   }
+}
+
+/**
+ * PostgreSQL's whole CPU (user + system seconds): the postmaster, every live server process, and what the
+ * processes that exited already used (the postmaster's reaped-children times).
+ */
+export function postgresCpuSeconds(postmasterPid) {
+  let total = 0;
+  try {
+    const own = readFileSync(`/proc/${postmasterPid}/stat`, 'utf8');
+    const f = own.slice(own.lastIndexOf(')') + 2).split(' ');
+    total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(f[1]) === postmasterPid) total += (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND;
+    } catch {
+      // exited meanwhile: its time is in the postmaster's reaped-children times now
+    }
+  }
+  return total;
+}
+
+/**
+ * What the database spends on a run: PostgreSQL CPU seconds and WAL bytes written between start and stop (the
+ * backlog is written before, so in a drain that is the readers' own cost: decoding, and walbox's marking).
+ */
+export async function startDbMeter(db) {
+  const { rows } = await db.query(
+    `SELECT pg_current_wal_lsn()::text AS lsn, current_setting('data_directory') AS dir`,
+  );
+  const postmasterPid = Number(readFileSync(`${rows[0].dir}/postmaster.pid`, 'utf8').split('\n')[0]);
+  const cpuBefore = postgresCpuSeconds(postmasterPid);
+  const lsnBefore = rows[0].lsn;
+  return {
+    async stop() {
+      const cpu = postgresCpuSeconds(postmasterPid) - cpuBefore;
+      const { rows: after } = await db.query(
+        'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::float8 AS bytes',
+        [lsnBefore],
+      );
+      return { cpuSeconds: cpu, walBytes: after[0].bytes };
+    },
+  };
+}
+
+/** Busy core-seconds of the whole machine so far (every CPU's time minus idle and iowait), from /proc/stat. */
+export function machineBusySeconds() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+  return (total - (fields[3] ?? 0) - (fields[4] ?? 0)) / TICKS_PER_SECOND;
+}
+
+/**
+ * Where the machine's CPU goes during a run: busy core-seconds overall, the broker's, and this benchmark
+ * process's own (its consumer records every append).
+ */
+export function startMachineMeter({ brokerPidFile }) {
+  const brokerPid = Number(readFileSync(brokerPidFile, 'utf8').trim());
+  const before = {
+    busy: machineBusySeconds(),
+    broker: cpuSeconds(brokerPid),
+    bench: process.cpuUsage(),
+  };
+  return {
+    stop() {
+      const bench = process.cpuUsage(before.bench);
+      return {
+        busySeconds: machineBusySeconds() - before.busy,
+        brokerSeconds: cpuSeconds(brokerPid) - before.broker,
+        benchSeconds: (bench.user + bench.system) / 1e6,
+      };
+    },
+  };
 }
 
 /** Samples a process's RSS and a slot's lag every 200 ms until stopped; keeps the peaks and the last CPU reading. */

@@ -8,10 +8,10 @@ import { KAFKA_VERSION } from '../stack/kafka.mjs';
 
 /** walbox's performance targets, reported (never asserted). */
 const TARGETS = [
-  'WAL drain ≥ 0.7× the decoding ceiling (1 event per transaction)',
-  'p99 ≤ 20 ms at 1k events/s',
-  'relay RSS ≤ 150 MB',
-  'throughput ≥ 2× Debezium on the same box',
+  'WAL drain (1 event per transaction) ≥ 2× Debezium tuned',
+  'WAL drain (1 event per transaction) ≥ 0.7× kafkajs alone',
+  'relay RSS ≤ 150 MB (every walbox run, the 8 KB backlog included)',
+  'p99 ≤ 20 ms at 1k events/s, in every repeat',
 ];
 
 export function describeMachine(state) {
@@ -72,8 +72,29 @@ export function renderMarkdown(result) {
         r.system === 'walbox WAL' || w.kind !== 'drain'
           ? '—'
           : ratio(wal?.eventsPerSecond, r.eventsPerSecond);
+      const system =
+        (w.repeats ?? 1) > 1 && r.repeat !== undefined ? `${r.system} (run ${r.repeat})` : r.system;
       lines.push(
-        `| ${w.title} | ${r.system} | ${fmt(r.eventsPerSecond)} | ${vs} | ${latency} | ${fmt(r.cpuSeconds)} | ${fmt(r.peakRssMiB)} | ${fmt(r.peakSlotLagMiB)} | ${arrived} |`,
+        `| ${w.title} | ${system} | ${fmt(r.eventsPerSecond)} | ${vs} | ${latency} | ${fmt(r.cpuSeconds)} | ${fmt(r.peakRssMiB)} | ${fmt(r.peakSlotLagMiB)} | ${arrived} |`,
+      );
+    }
+  }
+  const costed = result.workloads.flatMap((w) =>
+    w.runs.filter((r) => r.complete && r.perEvent).map((r) => ({ w, r })),
+  );
+  if (costed.length > 0) {
+    lines.push(
+      '',
+      'Cost per delivered event in the drains (µs of CPU, from the system’s start to its last append; the bench ' +
+        'process runs the consumer that records every append):',
+      '',
+      '| workload | system | relay | PostgreSQL | broker | bench | whole machine, busy | WAL written, bytes |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    );
+    for (const { w, r } of costed) {
+      const c = r.perEvent;
+      lines.push(
+        `| ${w.title} | ${r.system} | ${c.relayCpuMicros} | ${c.postgresCpuMicros} | ${c.brokerCpuMicros} | ${c.benchCpuMicros} | ${c.machineBusyMicros} | ${c.walBytes} |`,
       );
     }
   }
@@ -86,20 +107,24 @@ export function assessTargets(result) {
   const drain = result.workloads.find((w) => w.id === 'drain1');
   const rate = result.workloads.find((w) => w.id === 'rate1k');
   const wal = drain && runOf(drain, 'walbox WAL');
-  const walRate = rate && runOf(rate, 'walbox WAL');
   const dbz = drain && (runOf(drain, 'Debezium tuned') ?? runOf(drain, 'Debezium'));
+  const kafkajs = drain?.ceilings.kafkajs;
   const rss = Math.max(
     ...result.workloads.flatMap((w) =>
       w.runs.filter((r) => r.system.startsWith('walbox')).map((r) => r.peakRssMiB ?? 0),
     ),
   );
-  const decodeRatio =
-    wal && drain.ceilings.pgRecvlogical ? wal.eventsPerSecond / drain.ceilings.pgRecvlogical : null;
+  const p99s = (rate?.runs ?? [])
+    .filter((r) => r.system === 'walbox WAL')
+    .map((r) => (r.complete && r.latencyMs ? r.latencyMs.p99 : Infinity));
+  const verdict = (ok) => (ok ? 'met' : 'missed');
+  const dbzRatio = wal && dbz ? wal.eventsPerSecond / dbz.eventsPerSecond : null;
+  const kafkajsRatio = wal && kafkajs ? wal.eventsPerSecond / kafkajs : null;
   return [
-    `${TARGETS[0]}: ${decodeRatio === null ? 'not measured' : `${decodeRatio.toFixed(2)}× (${decodeRatio >= 0.7 ? 'met' : 'missed'})`}`,
-    `${TARGETS[1]}: ${walRate?.latencyMs ? `p99 ${walRate.latencyMs.p99} ms (${walRate.latencyMs.p99 <= 20 ? 'met' : 'missed'})` : 'not measured'}`,
-    `${TARGETS[2]}: peak ${rss} MiB (${rss * 1.048576 <= 150 ? 'met' : 'missed'})`,
-    `${TARGETS[3]}: ${wal && dbz ? `${(wal.eventsPerSecond / dbz.eventsPerSecond).toFixed(2)}× ${dbz.system} (${wal.eventsPerSecond >= 2 * dbz.eventsPerSecond ? 'met' : 'missed'})` : 'not measured'}`,
+    `${TARGETS[0]}: ${dbzRatio === null ? 'not measured' : `${dbzRatio.toFixed(2)}× ${dbz.system} (${verdict(dbzRatio >= 2)})`}`,
+    `${TARGETS[1]}: ${kafkajsRatio === null ? 'not measured' : `${kafkajsRatio.toFixed(2)}× (${verdict(kafkajsRatio >= 0.7)})`}`,
+    `${TARGETS[2]}: peak ${rss} MiB = ${Math.round(rss * 1.048576)} MB (${verdict(rss * 1.048576 <= 150)})`,
+    `${TARGETS[3]}: ${p99s.length === 0 ? 'not measured' : `p99 ${p99s.map((p) => (p === Infinity ? 'incomplete' : `${p} ms`)).join(', ')} over ${p99s.length} runs (${verdict(p99s.every((p) => p <= 20))})`}`,
   ];
 }
 

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { ROOT } from '../stack/stack.mjs';
 import { waitUntil } from './measure.mjs';
 
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+// BENCH_WALBOX_CLI runs another build (e.g. a worktree of an older commit) for a before/after comparison.
+const CLI = process.env.BENCH_WALBOX_CLI ?? join(ROOT, 'dist', 'cli', 'main.js');
 
 /** `walbox migrate` for one benchmark schema (poll schemas get the NOTIFY trigger, as a latency-minded user would). */
 export function migrate({ databaseUrl, schema, publication, notifyTrigger = false }) {
