@@ -13,9 +13,10 @@ export interface StreamRelayOptions {
   /** The slot's confirmed_flush_lsn when streaming started: never confirm below it. */
   readonly startLsn: Lsn;
   /**
-   * The server's WAL position once every row pending before streaming was caught up (or undefined: check every
-   * row). Rows of transactions committed after it were never visible to a catch-up, an earlier run or a poll
-   * relay, so only this relay can deliver them: they skip the already-delivered check, one query per batch.
+   * The server's WAL position once the catch-up was done and the slot was ours (or undefined: check every row).
+   * Rows of transactions committed after it were never visible to a catch-up, an earlier run, a relay that held
+   * the slot before or a poll relay stopped before, so only this relay can deliver them: they skip the
+   * already-delivered check, one query per batch.
    */
   readonly freshAfterLsn?: Lsn;
 }

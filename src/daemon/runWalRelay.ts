@@ -82,8 +82,6 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
       try {
         const startLsn = await prepareSlot(context, pool, store, state, retry);
         if (isStopping(context)) break;
-        // Read after the catch-up, never before (StreamRelayOptions.freshAfterLsn). Unknown: every row is checked.
-        const freshAfterLsn = await readWalPosition(pool).catch(() => undefined);
         if (
           staleWalsender !== undefined &&
           (await endStaleWalsender(pool, config.slot, staleWalsender, logger))
@@ -107,6 +105,9 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
           logger,
           persistPosition: (lsn) => state.recordConfirmed(lsn),
         });
+        // Read once the slot is ours: rows committed later cannot have been delivered by a catch-up, an earlier
+        // run or a relay that held the slot before us (StreamRelayOptions.freshAfterLsn). Unknown: check every row.
+        const freshAfterLsn = await readWalPosition(pool).catch(() => undefined);
         context.observer.recovered?.({ step: 'replication' });
         if (standingBySince !== undefined) {
           logger.info(
