@@ -174,10 +174,12 @@ async function measureRun(system, ctx, expected, { startedAt } = {}) {
     handle = await system.start(ctx);
     const sampler = startSampler({ pid: handle.pid, db, slot: system.usesSlot ? ctx.slot : undefined });
     const complete = await waitUntil(() => recorder.appended.size >= expected, DRAIN_TIMEOUT_MS, 200);
-    const cpu = cpuSeconds(handle.pid);
+    const cpuNow = cpuSeconds(handle.pid);
     const dbCost = await dbMeter.stop();
     const machine = machineMeter.stop();
     const peaks = await sampler.stop();
+    // A system that exited already has no /proc entry: its last sampled reading stands in.
+    const cpu = cpuNow || peaks.cpuSeconds;
     const times = [...recorder.appended.values()];
     const first = Math.min(...times);
     const last = Math.max(...times);
@@ -190,7 +192,7 @@ async function measureRun(system, ctx, expected, { startedAt } = {}) {
       // Steady drain rate: first to last append, so JVM and process start-up are not counted.
       eventsPerSecond: times.length > 1 ? Math.round((times.length - 1) / ((last - first) / 1000)) : null,
       secondsFromStart: Math.round((last - (startedAt ?? started)) / 100) / 10,
-      cpuSeconds: Math.round((cpu || peaks.cpuSeconds) * 10) / 10,
+      cpuSeconds: Math.round(cpu * 10) / 10,
       peakRssMiB: Math.round(peaks.rssBytes / 1024 / 1024),
       peakSlotLagMiB: system.usesSlot ? Math.round((peaks.slotLagBytes / 1024 / 1024) * 10) / 10 : null,
       // Per delivered event, from the system's start to the last append (start-up included).

@@ -6,15 +6,26 @@ import kafkajs from 'kafkajs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** CPU seconds (user + system) used so far by a process; 0 once it is gone. */
-export function cpuSeconds(pid) {
+/**
+ * A process's /proc/<pid>/stat fields after the command name, as numbers (index 1 is the parent pid, 11–14 its
+ * user, system, reaped children's user and reaped children's system ticks); undefined once it is gone.
+ */
+function readStat(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    return stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
   } catch {
-    return 0;
+    return undefined;
   }
+}
+
+/** CPU seconds (user + system) used so far by a process; 0 once it is gone. */
+export function cpuSeconds(pid) {
+  const f = readStat(pid);
+  return f === undefined ? 0 : (f[11] + f[12]) / TICKS_PER_SECOND;
 }
 
 export function rssBytes(pid) {
@@ -30,23 +41,14 @@ export function rssBytes(pid) {
  * processes that exited already used (the postmaster's reaped-children times).
  */
 export function postgresCpuSeconds(postmasterPid) {
-  let total = 0;
-  try {
-    const own = readFileSync(`/proc/${postmasterPid}/stat`, 'utf8');
-    const f = own.slice(own.lastIndexOf(')') + 2).split(' ');
-    total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
+  const own = readStat(postmasterPid);
+  if (own === undefined) return 0;
+  let total = (own[11] + own[12] + own[13] + own[14]) / TICKS_PER_SECOND;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(f[1]) === postmasterPid) total += (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND;
-    } catch {
-      // exited meanwhile: its time is in the postmaster's reaped-children times now
-    }
+    // A child that exited meanwhile has no stat: its time is in the postmaster's reaped-children times now.
+    const f = readStat(entry);
+    if (f?.[1] === postmasterPid) total += cpuSeconds(entry);
   }
   return total;
 }

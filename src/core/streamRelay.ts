@@ -55,8 +55,8 @@ export class StreamRelay {
   private readonly batch: BatchEntry[] = [];
   private batchBytes = 0;
   private lastConfirmed: Lsn;
-  private openTransaction: number | undefined;
-  private openTransactionFresh = false;
+  /** The transaction between its Begin and Commit; fresh: committed after freshAfterLsn. */
+  private openTransaction: { readonly id: number; readonly fresh: boolean } | undefined;
   /** Completion of each batch still in the pipeline, oldest first. */
   private readonly inFlight: Promise<void>[] = [];
   private publishing: Promise<unknown> = Promise.resolve();
@@ -101,21 +101,22 @@ export class StreamRelay {
       if (item === undefined) break;
       switch (item.kind) {
         case 'begin':
-          this.openTransaction = this.tracker.begin();
-          this.openTransactionFresh =
-            this.options.freshAfterLsn !== undefined && item.commitLsn > this.options.freshAfterLsn;
+          this.openTransaction = {
+            id: this.tracker.begin(),
+            fresh: this.options.freshAfterLsn !== undefined && item.commitLsn > this.options.freshAfterLsn,
+          };
           break;
         case 'record': {
-          const transaction = this.requireOpenTransaction();
+          const { id: transaction, fresh } = this.requireOpenTransaction();
           this.tracker.addEvent(transaction);
-          this.batch.push({ record: item.record, transaction, fresh: this.openTransactionFresh });
+          this.batch.push({ record: item.record, transaction, fresh });
           this.batchBytes += countRecordBytes(item.record);
           if (this.batch.length >= this.options.batchSize || this.batchBytes >= MAX_BATCH_BYTES)
             await this.flush(signal);
           break;
         }
         case 'commit':
-          this.tracker.commit(this.requireOpenTransaction(), item.endLsn);
+          this.tracker.commit(this.requireOpenTransaction().id, item.endLsn);
           this.openTransaction = undefined;
           break;
         case 'keepalive':
@@ -133,7 +134,7 @@ export class StreamRelay {
     return this.lastConfirmed;
   }
 
-  private requireOpenTransaction(): number {
+  private requireOpenTransaction(): { readonly id: number; readonly fresh: boolean } {
     if (this.openTransaction === undefined)
       throw new Error('stream item outside a transaction (Begin missing)');
     return this.openTransaction;
