@@ -10,12 +10,15 @@ import { replayCommand } from './commands/replayCommand.js';
 import { runRelayCommand } from './commands/runRelayCommand.js';
 import { slotCommand } from './commands/slotCommand.js';
 import { statusCommand } from './commands/statusCommand.js';
+import { handleProcessWarnings } from '../observability/handleProcessWarnings.js';
 import { describeUsageError } from './describeUsageError.js';
 import { EXIT } from './exitCodeFor.js';
 import { normalizeArgs } from './normalizeArgs.js';
 
 /** Parses argv and dispatches; every command handler reports its own errors (runCommand). */
 export async function main(argv: readonly string[]): Promise<void> {
+  // Node's printer, minus the warnings known to be harmless; `run` sends them to its log instead.
+  handleProcessWarnings((warning) => process.stderr.write(`walbox: ${warning.name}: ${warning.message}\n`));
   let args: string[];
   try {
     args = normalizeArgs(hideBin([...argv]));

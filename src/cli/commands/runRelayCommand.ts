@@ -3,6 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { startRelay } from '../../daemon/startRelay.js';
 import { WalboxError } from '../../errors.js';
 import { createLogger } from '../../observability/createLogger.js';
+import { handleProcessWarnings } from '../../observability/handleProcessWarnings.js';
 import { addConfigOptions, loadCommandConfig } from '../configOptions.js';
 import { executeCommand } from '../executeCommand.js';
 
@@ -14,7 +15,9 @@ export const runRelayCommand: CommandModule = {
     executeCommand('run', async () => {
       const config = loadCommandConfig(argv, 'run', ['databaseUrl', 'kafkaBrokers']);
       try {
-        await startRelay(config, createLogger(config.logLevel, { format: config.logFormat }));
+        const logger = createLogger(config.logLevel, { format: config.logFormat });
+        handleProcessWarnings((warning) => logger.warn({ warning: warning.name }, warning.message));
+        await startRelay(config, logger);
       } catch (error) {
         // After --shutdown-timeout a call still in flight (a query waiting on a lock) must not keep us running.
         if (error instanceof WalboxError && error.code === 'SHUTDOWN_TIMEOUT') {
