@@ -14,7 +14,7 @@ const TARGETS = [
   'p99 ≤ 20 ms at 1k events/s, in every repeat',
 ];
 
-export function describeMachine(state) {
+export function describeMachine(root, state) {
   const pgVersion = spawnSync(join(state.postgres.bin, 'postgres'), ['--version'], { encoding: 'utf8' });
   return {
     cpus: os.cpus().length,
@@ -24,14 +24,24 @@ export function describeMachine(state) {
     node: process.version,
     postgres: pgVersion.stdout.trim(),
     kafka: KAFKA_VERSION,
+    clients: Object.fromEntries(
+      ['kafkajs', '@platformatic/kafka'].map((name) => [name, readPackageVersion(root, name)]),
+    ),
   };
+}
+
+function readPackageVersion(root, name) {
+  return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
 }
 
 const CEILING_LABELS = {
   pgRecvlogical: 'ceiling: pg_recvlogical (decoding)',
   producerPerformance: 'ceiling: ProducerPerformance (Java client)',
   kafkajs: 'ceiling: kafkajs alone (same client as walbox)',
+  platformatic: 'ceiling: @platformatic/kafka alone (another client)',
 };
+
+const CLIENT_NAMES = { kafkajs: 'kafkajs', platformatic: '@platformatic/kafka' };
 
 const fmt = (n) => (n === null || n === undefined ? '—' : String(n));
 
@@ -48,7 +58,9 @@ export function renderMarkdown(result) {
   const lines = [
     `Run ${result.date}${result.quick ? ' (quick)' : ''} on ${result.machine.cpus} × ${result.machine.cpuModel}, ` +
       `${result.machine.memoryGiB} GiB, ${result.machine.os}; Node ${result.machine.node}, ${result.machine.postgres}, ` +
-      `Kafka ${result.machine.kafka}. Every system runs on this one machine with the broker and the database.`,
+      `Kafka ${result.machine.kafka}; clients ${Object.entries(result.machine.clients ?? {})
+        .map(([name, version]) => `${name} ${version}`)
+        .join(', ')}. Every system runs on this one machine with the broker and the database.`,
     '',
     '| workload | system | events/s | walbox WAL ÷ this | latency p50 / p95 / p99 ms | CPU s | peak RSS MiB | peak slot lag MiB | all arrived |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
@@ -96,6 +108,26 @@ export function renderMarkdown(result) {
       lines.push(
         `| ${w.title} | ${r.system} | ${c.relayCpuMicros} | ${c.postgresCpuMicros} | ${c.brokerCpuMicros} | ${c.benchCpuMicros} | ${c.machineBusyMicros} | ${c.walBytes} |`,
       );
+    }
+  }
+  const clientRuns = result.workloads.filter((w) => w.clients !== undefined);
+  if (clientRuns.length > 0) {
+    lines.push(
+      '',
+      'The Kafka clients alone (the same records, 200 per send, acks=all, one request in flight; each run, ' +
+        'alternately; µs: the sending process’s CPU per record):',
+      '',
+      '| workload | client | records/s | µs CPU per record |',
+      '| --- | --- | --- | --- |',
+    );
+    for (const w of clientRuns) {
+      for (const [name, list] of Object.entries(w.clients)) {
+        for (const c of list) {
+          lines.push(
+            `| ${w.title} | ${CLIENT_NAMES[name] ?? name} | ${c.recordsPerSecond} | ${c.cpuMicrosPerRecord} |`,
+          );
+        }
+      }
     }
   }
   lines.push('', 'Targets, where this run stands:', '');
@@ -174,7 +206,7 @@ function escapeXml(text) {
 /** A partial run (quick, some workloads, no Debezium) is written next to the others but never becomes the docs' latest. */
 export function writeReports({ root, quick, partial = false, workloads, state }) {
   const date = new Date().toISOString().slice(0, 10);
-  const result = { date, quick, machine: describeMachine(state), workloads };
+  const result = { date, quick, machine: describeMachine(root, state), workloads };
   const dir = join(root, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const stem = join(dir, `${date}${partial ? '-partial' : quick ? '-quick' : ''}`);
