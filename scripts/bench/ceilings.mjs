@@ -1,5 +1,6 @@
-// The two ceilings walbox is compared with: how fast PostgreSQL decodes the backlog (pg_recvlogical to
-// /dev/null), and how fast the broker takes records from its own Java producer (ProducerPerformance).
+// The ceilings walbox is compared with: how fast PostgreSQL decodes the backlog (pg_recvlogical to /dev/null),
+// how fast the broker takes records from its own Java producer (ProducerPerformance), and how fast two
+// JavaScript clients alone send walbox-shaped records (kafkajs, walbox's; @platformatic/kafka, for comparison).
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';

@@ -2,6 +2,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 
+import { handleProcessWarnings } from '../observability/handleProcessWarnings.js';
 import { cleanupCommand } from './commands/cleanupCommand.js';
 import { dlqCommand } from './commands/dlqCommand.js';
 import { doctorCommand } from './commands/doctorCommand.js';
@@ -10,7 +11,6 @@ import { replayCommand } from './commands/replayCommand.js';
 import { runRelayCommand } from './commands/runRelayCommand.js';
 import { slotCommand } from './commands/slotCommand.js';
 import { statusCommand } from './commands/statusCommand.js';
-import { handleProcessWarnings } from '../observability/handleProcessWarnings.js';
 import { describeUsageError } from './describeUsageError.js';
 import { EXIT } from './exitCodeFor.js';
 import { normalizeArgs } from './normalizeArgs.js';
