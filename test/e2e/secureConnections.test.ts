@@ -153,14 +153,19 @@ describe('secure connections', () => {
       await waitFor(() => reader.messages.length > 0, { timeoutMs: 60_000, what: 'the first delivery' });
       console.log(`  first delivery over TLS ${String(Date.now() - started)} ms after the relay started`);
       await reader.waitForIds(ids);
-      // The replication connection, too, runs over TLS (the server would have rejected it otherwise).
-      const walsenders = await withTlsClient(async (client) => {
+      // Those were caught up from the table while the slot was created; what is committed once the relay
+      // streams travels the replication connection, which runs over TLS too (the server rejects it otherwise).
+      await relay.waitForLine(/streaming from the replication slot/);
+      const streamed = await writeEvents(10, 'b');
+      await reader.waitForIds([...ids, ...streamed]);
+      const walsender = await withTlsClient(async (client) => {
         const { rows } = await client.query<{ ssl: boolean }>(
-          `SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.backend_type = 'walsender'`,
+          `SELECT s.ssl FROM pg_replication_slots r JOIN pg_stat_ssl s ON s.pid = r.active_pid WHERE r.slot_name = $1`,
+          [slot],
         );
         return rows;
       });
-      assert.ok(walsenders.length > 0 && walsenders.every((r) => r.ssl), 'the walsender connection uses TLS');
+      assert.deepEqual(walsender, [{ ssl: true }], 'the walsender streaming the slot uses TLS');
       assert.ok(
         relay.lines.some(
           (l) => /connected to PostgreSQL/.test(l) && /certificate verified.*host name checked/.test(l),
@@ -168,9 +173,9 @@ describe('secure connections', () => {
         `the relay logs the TLS in effect:\n${relay.lines.slice(0, 10).join('\n')}`,
       );
       const status = await runCli(['status'], { env: secretEnv() });
-      assert.equal(status.code, 0, status.stderr);
+      assert.equal(status.code, 0, status.stdout + status.stderr);
       const stopped = await relay.stop();
-      assert.equal(stopped.code, 0);
+      assert.equal(stopped.code, 0, relay.lines.slice(-10).join('\n'));
       assertNoSecret(relay.lines.join('\n'), status.stdout, status.stderr);
     } finally {
       await relay.stop('SIGKILL');
