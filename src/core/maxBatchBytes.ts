@@ -6,7 +6,7 @@ export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 
 /** The bytes of an event that a batch bound counts: payload and headers text. */
 export function countRecordBytes(record: {
-  readonly payload: string | null;
+  readonly payload: string | Buffer | null;
   readonly headers: string | null;
 }): number {
   return (

@@ -9,8 +9,10 @@ export interface OutboxRecord {
   /**
    * The payload column's text exactly as PostgreSQL outputs it (payload::text): never parsed. NULL (a nullable
    * payload column, as Debezium's) is published as a tombstone, a record with a null value, as Debezium does.
+   * WAL mode keeps it as UTF-8 bytes, from the replication message to the producer: large events then do not
+   * churn the JavaScript heap (docs/performance.md, "Large events").
    */
-  readonly payload: string | null;
+  readonly payload: string | Buffer | null;
   /** jsonb text of the optional headers object, or null. */
   readonly headers: string | null;
   /** ISO 8601 UTC with microseconds. */

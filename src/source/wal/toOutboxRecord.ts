@@ -26,7 +26,7 @@ export class OutboxRelation {
   }
 
   /**
-   * The record of one INSERT; every value stays the text PostgreSQL sent. A NULL where a value is needed (a
+   * The record of one INSERT; every value stays the text PostgreSQL sent (the payload as its UTF-8 bytes). A NULL where a value is needed (a
    * column made nullable by hand) makes a record with a `problem`: it is dead-lettered, not a reason to stop.
    */
   toRecord(tuple: readonly TupleValue[], xid: number, committedAtMs?: number): OutboxRecord {
@@ -43,7 +43,7 @@ export class OutboxRelation {
       aggregateType: valueOf(columns.aggregateType),
       aggregateId: valueOf(columns.aggregateId),
       eventType: valueOf(columns.eventType),
-      payload: this.optionalText(tuple, columns.payload) ?? null,
+      payload: this.optionalBytes(tuple, columns.payload) ?? null,
       headers: this.optionalText(tuple, 'headers') ?? null,
       createdAt: valueOf('created_at'),
       eventTimeMs: eventTime === undefined ? undefined : parseEventTime(eventTime),
@@ -57,6 +57,10 @@ export class OutboxRelation {
   }
 
   private optionalText(tuple: readonly TupleValue[], column: string): string | undefined {
+    return this.optionalBytes(tuple, column)?.toString('utf8');
+  }
+
+  private optionalBytes(tuple: readonly TupleValue[], column: string): Buffer | undefined {
     const position = this.positions.get(column);
     const value = position === undefined ? undefined : tuple[position];
     if (value === undefined || value.kind === 'null') return undefined;
@@ -65,7 +69,7 @@ export class OutboxRelation {
         `column ${column} of ${this.relation.name} arrived as ${value.kind}, expected text`,
       );
     }
-    return value.text;
+    return value.bytes;
   }
 
   /** id and seq: the primary key and an identity column, never NULL in an outbox table. */

@@ -9,12 +9,13 @@ import type { OutboxRecord } from '../../../src/core/outboxRecord.js';
 import { WalboxError } from '../../../src/errors.js';
 import { toKafkaMessage } from '../../../src/sink/kafka/toKafkaMessage.js';
 
+const PAYLOAD = '{"big": 12345678901234567890, "total": 42}';
 const record: OutboxRecord = {
   id: '6f1c0c1e-0000-4000-8000-000000000001',
   aggregateType: 'order',
   aggregateId: 'o-1',
   eventType: 'order.created',
-  payload: '{"big": 12345678901234567890, "total": 42}',
+  payload: PAYLOAD,
   headers: '{"traceparent": "00-abc-01", "n": 7}',
   createdAt: '2026-12-02T12:37:28.123400Z',
   seq: '1',
@@ -24,7 +25,7 @@ const record: OutboxRecord = {
  * The message as a kafkajs consumer receives it: values and headers as Buffers, the headers as own properties
  * (kafkajs builds them with computed keys, so a `__proto__` header is an own property too).
  */
-function received(headers: IHeaders, value: string | null = record.payload): KafkaMessage {
+function received(headers: IHeaders, value: string | null = PAYLOAD): KafkaMessage {
   const encoded: IHeaders = Object.fromEntries(
     Object.entries(headers).map(([name, v]) => [
       name,
@@ -71,8 +72,8 @@ describe('toConsumedEvent', () => {
       aggregateType: 'order',
       aggregateId: 'o-1',
       createdAt: '2026-12-02T12:37:28.123400Z',
-      payload: JSON.parse(record.payload ?? '') as unknown,
-      payloadJson: record.payload,
+      payload: JSON.parse(PAYLOAD) as unknown,
+      payloadJson: PAYLOAD,
       headers: Object.assign(Object.create(null) as object, produced, { traceparent: '00-abc-01', n: '7' }),
     });
     assert.match(event.payloadJson, /12345678901234567890/, 'the exact text, for numbers JSON.parse rounds');
@@ -174,7 +175,7 @@ describe('headers through kafkajs’s own wire encoding', () => {
     });
     const { buffer } = kafkajs.encodeRecord({
       key: Buffer.from(record.aggregateId),
-      value: Buffer.from(record.payload ?? ''),
+      value: Buffer.from(PAYLOAD),
       headers: message.headers ?? {},
     });
     const body = buffer.subarray(varIntLength(buffer));
@@ -197,7 +198,7 @@ describe('headers through kafkajs’s own wire encoding', () => {
       .writeVarLong(0)
       .writeVarInt(0)
       .writeVarIntBytes(Buffer.from(record.aggregateId))
-      .writeVarIntBytes(Buffer.from(record.payload ?? ''))
+      .writeVarIntBytes(Buffer.from(PAYLOAD))
       .writeVarIntArray([
         ...Object.entries(produced).map(([key, value]) => kafkajs.encodeHeader({ key, value })),
         kafkajs.encodeHeader({ key: 'tenant', value: null }),

@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 import { DecodeError } from './decodeError.js';
 
 // Fatal: a value that is not valid UTF-8 means the connection's client_encoding is not UTF8, and replacing bytes
@@ -54,10 +56,12 @@ export class BufferReader {
     return text;
   }
 
-  /** `length` bytes of UTF-8 text. */
-  readUtf8(length: number): string {
+  /** `length` bytes of UTF-8 text, checked as readCString checks its text, as a copy (see readBytes). */
+  readUtf8Bytes(length: number): Buffer {
     const start = this.claim(length);
-    return this.decodeUtf8(start, start + length);
+    const bytes = this.buffer.subarray(start, start + length);
+    if (!isUtf8(bytes)) throw new DecodeError(`invalid UTF-8 at offset ${start}`);
+    return Buffer.from(bytes);
   }
 
   /** A copy: the source buffer may belong to the socket parser, which reuses it for the next chunk. */

@@ -157,7 +157,7 @@ function readTuple(reader: BufferReader): TupleValue[] {
         values.push({ kind: 'unchanged' });
         break;
       case 't':
-        values.push({ kind: 'text', text: reader.readUtf8(readLength(reader)) });
+        values.push({ kind: 'text', bytes: reader.readUtf8Bytes(readLength(reader)) });
         break;
       case 'b':
         values.push({ kind: 'binary', bytes: reader.readBytes(readLength(reader)) });

@@ -6,7 +6,11 @@ export type TupleValue =
   | { readonly kind: 'null' }
   /** An unchanged TOASTed value: only in UPDATE, the value itself is not sent. */
   | { readonly kind: 'unchanged' }
-  | { readonly kind: 'text'; readonly text: string }
+  /**
+   * Checked to be UTF-8 and left as bytes: a large payload then goes to the producer without ever being a string
+   * on the JavaScript heap. Decode with `toString('utf8')` where a string is needed.
+   */
+  | { readonly kind: 'text'; readonly bytes: Buffer }
   | { readonly kind: 'binary'; readonly bytes: Buffer };
 
 export interface RelationColumn {

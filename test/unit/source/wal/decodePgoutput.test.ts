@@ -56,7 +56,7 @@ function rowOf(relation: Tagged<'relation'>, tuple: readonly TupleValue[]): Reco
       const value = tuple[i];
       if (value?.kind === 'null') return [column.name, null];
       assert.equal(value?.kind, 'text', column.name);
-      return [column.name, value.text];
+      return [column.name, value.bytes.toString('utf8')];
     }),
   );
 }
@@ -257,8 +257,8 @@ describe('decodePgoutput on built messages', () => {
       'insert',
     );
     assert.deepEqual(insert.tuple, [
-      { kind: 'text', text: '' },
-      { kind: 'text', text: 'ü' },
+      { kind: 'text', bytes: Buffer.from('') },
+      { kind: 'text', bytes: Buffer.from('ü') },
       { kind: 'null' },
       { kind: 'unchanged' },
       { kind: 'binary', bytes },
@@ -270,7 +270,7 @@ describe('decodePgoutput on built messages', () => {
       tag: 'update',
       relationId: 9,
       old: null,
-      tuple: [{ kind: 'text', text: 'new' }],
+      tuple: [{ kind: 'text', bytes: Buffer.from('new') }],
     });
     const update = expectTag(
       decodePgoutput(buildUpdate(9, ['new', { unchanged: true }], { source: 'O', values: ['old', 'x'] })),
@@ -281,7 +281,7 @@ describe('decodePgoutput on built messages', () => {
     assert.deepEqual(decodePgoutput(buildDelete(9, 'K', ['k'])), {
       tag: 'delete',
       relationId: 9,
-      old: { source: 'key', tuple: [{ kind: 'text', text: 'k' }] },
+      old: { source: 'key', tuple: [{ kind: 'text', bytes: Buffer.from('k') }] },
     });
     assert.deepEqual(decodePgoutput(buildTruncate([1, 2], 3)), {
       tag: 'truncate',
