@@ -26,8 +26,9 @@ export class OutboxRelation {
   }
 
   /**
-   * The record of one INSERT; every value stays the text PostgreSQL sent (the payload as its UTF-8 bytes). A NULL where a value is needed (a
-   * column made nullable by hand) makes a record with a `problem`: it is dead-lettered, not a reason to stop.
+   * The record of one INSERT; every value stays the text PostgreSQL sent (the payload as its UTF-8 bytes). A
+   * NULL where a value is needed (a column made nullable by hand) makes a record with a `problem`: it is
+   * dead-lettered, not a reason to stop.
    */
   toRecord(tuple: readonly TupleValue[], xid: number, committedAtMs?: number): OutboxRecord {
     const nulls: string[] = [];
