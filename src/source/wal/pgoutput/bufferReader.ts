@@ -58,10 +58,10 @@ export class BufferReader {
 
   /** `length` bytes of UTF-8 text, checked as readCString checks its text, as a copy (see readBytes). */
   readUtf8Bytes(length: number): Buffer {
-    const start = this.claim(length);
-    const bytes = this.buffer.subarray(start, start + length);
+    const start = this.position;
+    const bytes = this.readBytes(length);
     if (!isUtf8(bytes)) throw new DecodeError(`invalid UTF-8 at offset ${start}`);
-    return Buffer.from(bytes);
+    return bytes;
   }
 
   /** A copy: the source buffer may belong to the socket parser, which reuses it for the next chunk. */
