@@ -5,6 +5,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 
 import { KAFKA_VERSION } from '../stack/kafka.mjs';
+import { readRelayNodeOptions } from './systems.mjs';
 
 /** walbox's performance targets, reported (never asserted). */
 const TARGETS = [
@@ -22,12 +23,24 @@ export function describeMachine(root, state) {
     memoryGiB: Math.round(os.totalmem() / 1024 ** 3),
     os: `${os.type()} ${os.release()}`,
     node: process.version,
+    relay: {
+      node: process.env.BENCH_WALBOX_NODE
+        ? spawnSync(process.env.BENCH_WALBOX_NODE, ['--version'], { encoding: 'utf8' }).stdout.trim()
+        : process.version,
+      options: readRelayNodeOptions().join(' '),
+    },
     postgres: pgVersion.stdout.trim(),
     kafka: KAFKA_VERSION,
     clients: Object.fromEntries(
       ['kafkajs', '@platformatic/kafka'].map((name) => [name, readPackageVersion(root, name)]),
     ),
   };
+}
+
+function describeRelayNode(relay) {
+  if (relay === undefined) return '';
+  const options = relay.options === '' ? "Node's defaults" : `\`${relay.options}\``;
+  return `walbox runs on Node ${relay.node} with ${options}.`;
 }
 
 function readPackageVersion(root, name) {
@@ -60,7 +73,10 @@ export function renderMarkdown(result) {
       `${result.machine.memoryGiB} GiB, ${result.machine.os}; Node ${result.machine.node}, ${result.machine.postgres}, ` +
       `Kafka ${result.machine.kafka}; clients ${Object.entries(result.machine.clients ?? {})
         .map(([name, version]) => `${name} ${version}`)
-        .join(', ')}. Every system runs on this one machine with the broker and the database.`,
+        .join(
+          ', ',
+        )}. ${describeRelayNode(result.machine.relay)} Every system runs on this one machine with the ` +
+      'broker and the database.',
     '',
     '| workload | system | events/s | walbox WAL ÷ this | latency p50 / p95 / p99 ms | CPU s | peak RSS MiB | peak slot lag MiB | all arrived |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',

@@ -1,6 +1,7 @@
 // The systems under test, behind one shape: start() resolves once the system streams (or polls), and returns
 // { pid, stop() }. walbox runs as users run it (the built CLI); Debezium as Kafka Connect standalone.
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ROOT } from '../stack/stack.mjs';
@@ -22,9 +23,27 @@ async function slotActive(db, slot) {
   return rows[0]?.active === true;
 }
 
+function splitArgs(value) {
+  return (value ?? '').split(' ').filter((a) => a.length > 0);
+}
+
+/**
+ * The Node options the relay runs with: those the image sets (the Dockerfile's NODE_OPTIONS), so that the
+ * figures are the deployed relay's; BENCH_WALBOX_NODE_ARGS replaces them ("" runs Node's defaults).
+ */
+export function readRelayNodeOptions() {
+  if (process.env.BENCH_WALBOX_NODE_ARGS !== undefined) return splitArgs(process.env.BENCH_WALBOX_NODE_ARGS);
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const match = /^\s*NODE_OPTIONS="([^"]*)"/m.exec(dockerfile);
+  if (match === null)
+    throw new Error('the Dockerfile sets no NODE_OPTIONS="…" for the bench to run the relay with');
+  return splitArgs(match[1]);
+}
+
 /**
  * walbox in WAL or poll mode; BENCH_CPU_PROF=dir writes a V8 CPU profile of the relay there, and
- * BENCH_WALBOX_ARGS (space-separated) adds flags to `walbox run`, e.g. "--batch-size 1000".
+ * BENCH_WALBOX_ARGS (space-separated) adds flags to `walbox run`, e.g. "--batch-size 1000";
+ * BENCH_WALBOX_NODE runs the relay on another Node binary.
  */
 export function walboxSystem(mode) {
   return {
@@ -35,8 +54,9 @@ export function walboxSystem(mode) {
         ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
         : [];
       const child = spawn(
-        process.execPath,
+        process.env.BENCH_WALBOX_NODE ?? process.execPath,
         [
+          ...readRelayNodeOptions(),
           ...profile,
           CLI,
           'run',
@@ -60,7 +80,7 @@ export function walboxSystem(mode) {
           'warn',
           '--log-format',
           'json',
-          ...(process.env.BENCH_WALBOX_ARGS ?? '').split(' ').filter((a) => a.length > 0),
+          ...splitArgs(process.env.BENCH_WALBOX_ARGS),
         ],
         { stdio: ['ignore', 'ignore', 'inherit'] },
       );
