@@ -97,7 +97,8 @@ export async function findFreePort() {
   return port;
 }
 
-async function findFreePorts(n) {
+/** n distinct free TCP ports on 127.0.0.1, held open together while the OS picks them. */
+export async function findFreePorts(n) {
   const servers = [];
   try {
     for (let i = 0; i < n; i++) {

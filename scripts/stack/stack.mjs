@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
-import { fetchKafka, startKafka, stopKafka } from './kafka.mjs';
+import { fetchKafka, findFreePorts, startKafka, stopKafka } from './kafka.mjs';
 import { startPostgres, stopPostgres } from './postgres.mjs';
 import { STACK_TOOLS, ensureTools } from './ensureTools.mjs';
 
@@ -40,11 +40,8 @@ export async function startStack({ stateDir, log = console.error }) {
   mkdirSync(stateDir, { recursive: true });
   const started = Date.now();
   await fetchKafka({ root: ROOT, log });
-  const [pgPort, kafkaPort, controllerPort] = [
-    await findFreePort(),
-    await findFreePort(),
-    await findFreePort(),
-  ];
+  // Picked together: three picks in a row can get the same port back from the OS (seen in CI).
+  const [pgPort, kafkaPort, controllerPort] = await findFreePorts(3);
   const kafkaRunDir = join(stateDir, 'kafka');
   const kafkaStarted = Date.now();
   // Kafka boots in its own JVM while PostgreSQL initialises (startPostgres blocks this thread).
