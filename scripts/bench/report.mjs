@@ -40,7 +40,7 @@ export function describeMachine(root, state) {
 function describeRelayNode(relay) {
   if (relay === undefined) return '';
   const options = relay.options === '' ? "Node's defaults" : `\`${relay.options}\``;
-  return `walbox runs on Node ${relay.node} with ${options}.`;
+  return `walbox runs on Node ${relay.node} with ${options}. `;
 }
 
 function readPackageVersion(root, name) {
@@ -68,15 +68,15 @@ function runOf(workload, name) {
 }
 
 export function renderMarkdown(result) {
+  const { machine } = result;
+  const clients = Object.entries(machine.clients ?? {})
+    .map(([name, version]) => `${name} ${version}`)
+    .join(', ');
   const lines = [
-    `Run ${result.date}${result.quick ? ' (quick)' : ''} on ${result.machine.cpus} × ${result.machine.cpuModel}, ` +
-      `${result.machine.memoryGiB} GiB, ${result.machine.os}; Node ${result.machine.node}, ${result.machine.postgres}, ` +
-      `Kafka ${result.machine.kafka}; clients ${Object.entries(result.machine.clients ?? {})
-        .map(([name, version]) => `${name} ${version}`)
-        .join(
-          ', ',
-        )}. ${describeRelayNode(result.machine.relay)} Every system runs on this one machine with the ` +
-      'broker and the database.',
+    `Run ${result.date}${result.quick ? ' (quick)' : ''} on ${machine.cpus} × ${machine.cpuModel}, ` +
+      `${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}, ${machine.postgres}, ` +
+      `Kafka ${machine.kafka}; clients ${clients}. ${describeRelayNode(machine.relay)}` +
+      'Every system runs on this one machine with the broker and the database.',
     '',
     '| workload | system | events/s | walbox WAL ÷ this | latency p50 / p95 / p99 ms | CPU s | peak RSS MiB | peak slot lag MiB | all arrived |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',

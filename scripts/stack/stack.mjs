@@ -1,11 +1,12 @@
 // Starts and stops the local stack (a private PostgreSQL and a real Kafka broker) and records it in a state file.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
 import { fetchKafka, findFreePorts, startKafka, stopKafka } from './kafka.mjs';
 import { startPostgres, stopPostgres } from './postgres.mjs';
 import { STACK_TOOLS, ensureTools } from './ensureTools.mjs';
+
+export { findFreePort } from './kafka.mjs';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -16,19 +17,6 @@ export function statePath(stateDir) {
 export function readState(stateDir) {
   const file = statePath(stateDir);
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
-}
-
-/** A port the kernel just handed out on loopback: free now, and not one of the preinstalled services'. */
-export function findFreePort() {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
 }
 
 /** Starts PostgreSQL and Kafka side by side; on any failure stops what started and rethrows. */
