@@ -456,11 +456,17 @@ export async function startKafka({
   const lib = await fetchKafka({ root, log });
   const log4jConf = path.join(root, 'tools', 'kafka', 'log4j2.properties');
 
+  // Ports of the two extra listeners, picked together and apart from the broker's (one by one, the OS can hand
+  // the same port back).
+  const spare =
+    prev.proxied === undefined || prev.secure === undefined
+      ? (await findFreePorts(5)).filter((x) => x !== port && x !== controllerPort)
+      : [];
   // the PROXIED listener (fault tests): kept across restarts, as a test's proxy listens on the advertised port
-  const proxied = prev.proxied ?? (await findFreePorts(2).then(([a, b]) => ({ port: a, advertisedPort: b })));
+  const proxied = prev.proxied ?? { port: spare.shift(), advertisedPort: spare.shift() };
   // the SASL_SSL listener (secure-connection tests): port and certificates kept across restarts
   const secure = prev.secure ?? {
-    port: await findFreePort(),
+    port: spare.shift(),
     ...makeTestCertificates(path.join(p.dir, 'tls')),
     brokers: '',
   };
