@@ -5,7 +5,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 
 import { KAFKA_VERSION } from '../stack/kafka.mjs';
-import { readRelayNodeOptions } from './systems.mjs';
+import { readRelayEnv, readRelayNodeOptions } from './systems.mjs';
 
 /** walbox's performance targets, reported (never asserted). */
 const TARGETS = [
@@ -28,6 +28,9 @@ export function describeMachine(root, state) {
         ? spawnSync(process.env.BENCH_WALBOX_NODE, ['--version'], { encoding: 'utf8' }).stdout.trim()
         : process.version,
       options: readRelayNodeOptions().join(' '),
+      environment: Object.entries(readRelayEnv())
+        .map(([name, value]) => `${name}=${value}`)
+        .join(' '),
     },
     postgres: pgVersion.stdout.trim(),
     kafka: KAFKA_VERSION,
@@ -40,7 +43,8 @@ export function describeMachine(root, state) {
 function describeRelayNode(relay) {
   if (relay === undefined) return '';
   const options = relay.options === '' ? "Node's defaults" : `\`${relay.options}\``;
-  return `walbox runs on Node ${relay.node} with ${options}. `;
+  const environment = relay.environment ? ` and \`${relay.environment}\`` : '';
+  return `walbox runs on Node ${relay.node} with ${options}${environment}. `;
 }
 
 function readPackageVersion(root, name) {

@@ -41,6 +41,19 @@ export function readRelayNodeOptions() {
 }
 
 /**
+ * The environment the relay runs with beside the bench's own: glibc's fixed mmap threshold, as the README's run
+ * commands export it (see docs/performance.md, "Large events"). BENCH_WALBOX_MALLOC=default leaves glibc's.
+ */
+export function readRelayEnv() {
+  if (process.env.BENCH_WALBOX_MALLOC === 'default') return {};
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const match = /^export MALLOC_MMAP_THRESHOLD_=(\d+)/m.exec(readme);
+  if (match === null)
+    throw new Error('the README exports no MALLOC_MMAP_THRESHOLD_ for the bench to run the relay with');
+  return { MALLOC_MMAP_THRESHOLD_: match[1] };
+}
+
+/**
  * walbox in WAL or poll mode; BENCH_CPU_PROF=dir writes a V8 CPU profile of the relay there, and
  * BENCH_WALBOX_ARGS (space-separated) adds flags to `walbox run`, e.g. "--batch-size 1000";
  * BENCH_WALBOX_NODE runs the relay on another Node binary.
@@ -82,7 +95,7 @@ export function walboxSystem(mode) {
           'json',
           ...splitArgs(process.env.BENCH_WALBOX_ARGS),
         ],
-        { stdio: ['ignore', 'ignore', 'inherit'] },
+        { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...readRelayEnv() } },
       );
       const exited = new Promise((resolve) => child.on('exit', resolve));
       if (mode === 'wal') {
