@@ -10,11 +10,15 @@ const PG_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?$/;
  * gets the send time rather than a made-up instant.
  */
 export function parseEventTime(text: string): number | undefined {
-  let ms: number;
-  if (EPOCH_MS.test(text)) ms = Number(text);
-  else {
-    const iso = toIsoTimestamp(PG_TIMESTAMP.test(text) ? `${text}+00` : text);
-    ms = iso.endsWith('Z') ? Date.parse(iso) : Number.NaN;
-  }
+  if (EPOCH_MS.test(text)) return toEventTimeMs(Number(text));
+  return parseUtcEventTime(toIsoTimestamp(PG_TIMESTAMP.test(text) ? `${text}+00` : text));
+}
+
+/** The event time of toIsoTimestamp's output (when it converted the text: an instant ending in `Z`). */
+export function parseUtcEventTime(iso: string): number | undefined {
+  return iso.endsWith('Z') ? toEventTimeMs(Date.parse(iso)) : undefined;
+}
+
+function toEventTimeMs(ms: number): number | undefined {
   return Number.isSafeInteger(ms) && ms >= 0 ? ms : undefined;
 }

@@ -68,18 +68,18 @@ export function resolveTopic(
     used.set(name, value);
     return value;
   });
-  const origin = `topic ${quote(topic)} from --topic-template ${quote(choice.template)}`;
   const problem = findTopicProblem(topic);
+  const allowed = choice.allow === undefined || choice.allow.test(topic);
+  if (problem === undefined && allowed) return { ok: true, topic };
+  // Only a rejected event pays for the reason's text.
+  const origin = `topic ${quote(topic)} from --topic-template ${quote(choice.template)}`;
   if (problem !== undefined) {
     return { ok: false, reason: `${origin} ${TOPIC_RULES[problem]}: ${blame(problem, topic, used)}` };
   }
-  if (choice.allow !== undefined && !choice.allow.test(topic)) {
-    return {
-      ok: false,
-      reason: `${origin} is not allowed by --topic-allow ${String(choice.allow)}: ${describeFields(used)}`,
-    };
-  }
-  return { ok: true, topic };
+  return {
+    ok: false,
+    reason: `${origin} is not allowed by --topic-allow ${String(choice.allow)}: ${describeFields(used)}`,
+  };
 }
 
 /** Names the field that made the topic illegal (the template's fixed text is checked when the config loads). */

@@ -1,6 +1,6 @@
 import type { OutboxRecord } from '../../core/outboxRecord.js';
 import { toIsoTimestamp } from '../../core/formatPgTimestamp.js';
-import { parseEventTime } from '../../core/parseEventTime.js';
+import { parseEventTime, parseUtcEventTime } from '../../core/parseEventTime.js';
 import { listEventColumns, type OutboxColumns } from '../../outbox/outboxColumns.js';
 import { DecodeError } from './pgoutput/decodeError.js';
 import type { PgoutputMessage, TupleValue } from './pgoutput/pgoutputMessage.js';
@@ -32,13 +32,19 @@ export class OutboxRelation {
    */
   toRecord(tuple: readonly TupleValue[], xid: number, committedAtMs?: number): OutboxRecord {
     const nulls: string[] = [];
-    const valueOf = (column: string): string => {
-      const value = this.optionalText(tuple, column);
+    const required = (column: string, value: string | undefined): string => {
       if (value === undefined) nulls.push(column);
       return value ?? '';
     };
+    const valueOf = (column: string): string => required(column, this.optionalText(tuple, column));
     const columns = this.columns;
-    const eventTime = this.optionalText(tuple, columns.timestamp);
+    const createdAt = this.optionalText(tuple, 'created_at');
+    const createdAtUtc = createdAt === undefined ? undefined : toIsoTimestamp(createdAt);
+    // The event time is created_at unless configured otherwise: then one conversion to UTC serves both.
+    const eventTimeMs =
+      columns.timestamp === 'created_at' && createdAtUtc?.endsWith('Z') === true
+        ? parseUtcEventTime(createdAtUtc)
+        : this.parseEventTime(tuple, columns.timestamp);
     const record = {
       id: this.text(tuple, columns.id),
       aggregateType: valueOf(columns.aggregateType),
@@ -46,15 +52,21 @@ export class OutboxRelation {
       eventType: valueOf(columns.eventType),
       payload: this.optionalBytes(tuple, columns.payload) ?? null,
       headers: this.optionalText(tuple, 'headers') ?? null,
-      createdAt: valueOf('created_at'),
-      eventTimeMs: eventTime === undefined ? undefined : parseEventTime(eventTime),
+      createdAt: required('created_at', createdAtUtc),
+      eventTimeMs,
       headerValues: columns.headerColumns.map((h) => this.optionalText(tuple, h.column) ?? null),
       seq: this.text(tuple, 'seq'),
       xid,
       committedAtMs,
     };
-    if (nulls.length > 0) return { ...record, problem: `column ${nulls.join(', ')} is NULL` };
-    return { ...record, createdAt: toIsoTimestamp(record.createdAt) };
+    if (nulls.length > 0)
+      return { ...record, createdAt: createdAt ?? '', problem: `column ${nulls.join(', ')} is NULL` };
+    return record;
+  }
+
+  private parseEventTime(tuple: readonly TupleValue[], column: string): number | undefined {
+    const text = this.optionalText(tuple, column);
+    return text === undefined ? undefined : parseEventTime(text);
   }
 
   private optionalText(tuple: readonly TupleValue[], column: string): string | undefined {

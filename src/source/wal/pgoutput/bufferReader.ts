@@ -9,6 +9,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** Reads big-endian protocol fields from a Buffer; every read is bounds-checked and throws a DecodeError. */
 export class BufferReader {
   private position = 0;
+  /** The source, copied on the first readBytes: every value read then shares this one copy. */
+  private copy: Buffer | undefined;
 
   constructor(private readonly buffer: Buffer) {}
 
@@ -64,10 +66,14 @@ export class BufferReader {
     return bytes;
   }
 
-  /** A copy: the source buffer may belong to the socket parser, which reuses it for the next chunk. */
+  /**
+   * A view of a copy of the source, which may belong to the socket parser that reuses it for the next chunk. The
+   * source is copied once, however many values are read from it: one copy per message, not one per column.
+   */
   readBytes(length: number): Buffer {
     const start = this.claim(length);
-    return Buffer.from(this.buffer.subarray(start, start + length));
+    this.copy ??= Buffer.from(this.buffer);
+    return this.copy.subarray(start, start + length);
   }
 
   private claim(length: number): number {

@@ -290,6 +290,17 @@ describe('decodePgoutput on built messages', () => {
     });
   });
 
+  it('copies the values of a tuple out of the payload buffer, which the socket parser reuses', () => {
+    const payload = buildInsert(5, ['first', 'ü', { binary: Buffer.from([7, 8]) }]);
+    const insert = expectTag(decodePgoutput(payload), 'insert');
+    payload.fill(0);
+    assert.deepEqual(insert.tuple, [
+      { kind: 'text', bytes: Buffer.from('first') },
+      { kind: 'text', bytes: Buffer.from('ü') },
+      { kind: 'binary', bytes: Buffer.from([7, 8]) },
+    ]);
+  });
+
   it('copies the content of a logical message out of the payload buffer', () => {
     const payload = buildLogicalMessage(false, 42n, 'p', Buffer.from('abc'));
     const message = expectTag(decodePgoutput(payload), 'message');
