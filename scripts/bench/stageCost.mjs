@@ -1,0 +1,176 @@
+#!/usr/bin/env node
+// node scripts/bench/stageCost.mjs (after `npm run build`; DATABASE_URL names a PostgreSQL with wal_level=logical
+// on this machine, e.g. the one `npm run stack -- up` prints): what each stage of a WAL-mode drain costs per
+// event on its own, one stage at a time, with nothing else competing for the cores. The drains of `npm run bench`
+// measure the same work with every party running at once; the difference is what sharing two cores adds.
+//
+// PostgreSQL (CPU of the one backend doing the work): decoding the INSERTs with pgoutput, the marking UPDATE as
+// the relay sends it (walbox's own PgOutboxStore, 200 rows per statement), decoding the marking's WAL.
+// The relay (this process's CPU, no I/O): decoding pgoutput into records, making Kafka messages (topic, headers,
+// size estimate, as KafkaSink.publish does), kafkajs encoding them into produce requests of 200 records.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+import pg from 'pg';
+
+import { ROOT } from '../stack/stack.mjs';
+import { migrate } from './systems.mjs';
+import { cpuSeconds } from './measure.mjs';
+import { writeBacklog } from './workloads.mjs';
+
+const EVENTS = 100_000;
+const BATCH = 200;
+const SAMPLE_MESSAGES = 6_000;
+// STAGE_COST_DIST=<another build's dist directory> measures that build (a before/after in one sitting).
+const DIST = process.env.STAGE_COST_DIST ?? join(ROOT, 'dist');
+const dist = (path) => import(join(DIST, path));
+const { decodePgoutput } = await dist('source/wal/pgoutput/decodePgoutput.js');
+const { OutboxRelation } = await dist('source/wal/toOutboxRecord.js');
+const { DEFAULT_COLUMNS } = await dist('outbox/outboxColumns.js');
+const { resolveTopic } = await dist('core/topicName.js');
+const { explainBadHeaders } = await dist('core/toEventHeaders.js');
+const { toKafkaMessage, estimateMessageBytes } = await dist('sink/kafka/toKafkaMessage.js');
+const { PgOutboxStore } = await dist('db/pgOutboxStore.js');
+const kafkajs = createRequire(join(ROOT, 'node_modules', 'kafkajs', 'package.json'));
+const produceRequest = kafkajs('./src/protocol/requests/produce/v3/request.js');
+
+const databaseUrl = process.env.DATABASE_URL;
+if (!databaseUrl) {
+  console.error('stageCost: set DATABASE_URL (e.g. eval "$(npm run -s stack -- up)")');
+  process.exit(2);
+}
+const schema = `stage_cost_${process.pid}`;
+const publication = `${schema}_pub`;
+const db = new pg.Client(databaseUrl);
+await db.connect();
+const rows = [];
+try {
+  migrate({ databaseUrl, schema, publication });
+  // Temporary: PostgreSQL drops the slot with this session, whatever happens to the script.
+  await db.query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput', true)`, [schema]);
+  await writeBacklog(db, { schema, events: EVENTS, perTxn: 1, payloadBytes: 0 });
+  const written = await currentLsn(db);
+  const options = ['proto_version', '1', 'publication_names', publication];
+  const sample = await db.query(
+    `SELECT data FROM pg_logical_slot_peek_binary_changes($1, NULL, $2, VARIADIC $3::text[])`,
+    [schema, SAMPLE_MESSAGES, options],
+  );
+  const backend = Number((await db.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+  // Decodes (and consumes) the slot up to `lsn` inside the backend, sending nothing but a count.
+  const decodeUpTo = (lsn) =>
+    db.query(`SELECT count(*) FROM pg_logical_slot_get_binary_changes($1, $2, NULL, VARIADIC $3::text[])`, [
+      schema,
+      lsn,
+      options,
+    ]);
+  rows.push(
+    await measureDatabase('PostgreSQL: decode the INSERTs (pgoutput)', backend, () => decodeUpTo(written)),
+  );
+
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  const store = new PgOutboxStore(pool, { schema, table: 'outbox_events', columns: DEFAULT_COLUMNS });
+  const ids = (
+    await db.query(`SELECT id::text AS id FROM ${pg.escapeIdentifier(schema)}.outbox_events ORDER BY seq`)
+  ).rows;
+  const marker = Number((await pool.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+  const markingStarted = process.cpuUsage();
+  rows.push(
+    await measureDatabase(`PostgreSQL: mark processed (${BATCH} rows per UPDATE)`, marker, async () => {
+      for (let i = 0; i < ids.length; i += BATCH) await store.markProcessed(ids.slice(i, i + BATCH));
+    }),
+  );
+  const markingClient = [
+    'relay: send the marking and read its result (pg)',
+    micros(process.cpuUsage(markingStarted)) / EVENTS,
+  ];
+  await pool.end();
+  const marked = await currentLsn(db);
+  rows.push(
+    await measureDatabase('PostgreSQL: decode the marking (skipped by pgoutput)', backend, () =>
+      decodeUpTo(marked),
+    ),
+  );
+
+  rows.push(...(await measureRelay(sample.rows.map((r) => r.data))), markingClient);
+} finally {
+  await db.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
+  await db.query(`DROP PUBLICATION IF EXISTS ${pg.escapeIdentifier(publication)}`);
+  await db.end();
+}
+console.log('| stage | µs CPU per event |\n| --- | --- |');
+for (const [stage, micros] of rows) console.log(`| ${stage} | ${micros.toFixed(1)} |`);
+
+async function currentLsn(client) {
+  return (await client.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
+}
+
+async function measureDatabase(stage, pid, work) {
+  const before = cpuSeconds(pid);
+  await work();
+  return [stage, ((cpuSeconds(pid) - before) * 1e6) / EVENTS];
+}
+
+/** The relay's share, on the sampled messages replayed until EVENTS records went through each stage. */
+async function measureRelay(messages) {
+  const topics = { template: 'stage.{aggregate_type}' };
+  let relation;
+  const decode = () => {
+    const records = [];
+    for (const bytes of messages) {
+      const message = decodePgoutput(bytes);
+      if (message.tag === 'relation') relation = new OutboxRelation(message, DEFAULT_COLUMNS);
+      else if (message.tag === 'insert') records.push(relation.toRecord(message.tuple, 1, Date.now()));
+    }
+    return records;
+  };
+  const build = (records) =>
+    records.map((record) => {
+      const topic = resolveTopic(topics, record);
+      if (!topic.ok || record.problem !== undefined || explainBadHeaders(record.headers) !== undefined)
+        throw new Error(`stageCost: a sample event would be rejected: ${record.id}`);
+      const message = toKafkaMessage(record);
+      return { topic: topic.topic, message, bytes: estimateMessageBytes(message) };
+    });
+  const encode = async (outgoing) => {
+    for (let i = 0; i < outgoing.length; i += BATCH) {
+      const messages = outgoing.slice(i, i + BATCH).map((o) => o.message);
+      const request = produceRequest({
+        acks: -1,
+        timeout: 30_000,
+        topicData: [{ topic: outgoing[i].topic, partitions: [{ partition: 0, messages }] }],
+      });
+      await request.encode();
+    }
+  };
+  // Per round (one pass over the sample), µs per event of each stage; the median round is reported, so that a
+  // burst of other work on the machine moves the figure less than a sum would. The first rounds warm the JIT.
+  const rounds = [[], [], []];
+  for (let round = 0, counted = 0; counted < EVENTS; round++) {
+    const t0 = process.cpuUsage();
+    const records = decode();
+    const t1 = process.cpuUsage();
+    const outgoing = build(records);
+    const t2 = process.cpuUsage();
+    await encode(outgoing);
+    const t3 = process.cpuUsage();
+    if (round < 5) continue;
+    rounds[0].push((micros(t1) - micros(t0)) / records.length);
+    rounds[1].push((micros(t2) - micros(t1)) / records.length);
+    rounds[2].push((micros(t3) - micros(t2)) / records.length);
+    counted += records.length;
+  }
+  return [
+    ['relay: decode pgoutput into records', median(rounds[0])],
+    ['relay: make Kafka messages (topic, headers, size)', median(rounds[1])],
+    [`relay: kafkajs encodes produce requests (${BATCH} records)`, median(rounds[2])],
+  ];
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+function micros(usage) {
+  return usage.user + usage.system;
+}
