@@ -44,7 +44,7 @@ export class OutboxRelation {
     const eventTimeMs =
       columns.timestamp === 'created_at' && createdAtUtc?.endsWith('Z') === true
         ? parseUtcEventTime(createdAtUtc)
-        : this.parseEventTime(tuple, columns.timestamp);
+        : this.readEventTime(tuple, columns.timestamp);
     const record = {
       id: this.text(tuple, columns.id),
       aggregateType: valueOf(columns.aggregateType),
@@ -64,7 +64,7 @@ export class OutboxRelation {
     return record;
   }
 
-  private parseEventTime(tuple: readonly TupleValue[], column: string): number | undefined {
+  private readEventTime(tuple: readonly TupleValue[], column: string): number | undefined {
     const text = this.optionalText(tuple, column);
     return text === undefined ? undefined : parseEventTime(text);
   }
