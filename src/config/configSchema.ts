@@ -375,6 +375,17 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
     commands: RUN,
   },
   {
+    key: 'lingerMs',
+    flag: 'linger',
+    kind: 'duration',
+    min: 0,
+    max: 1_000,
+    default: 5,
+    description:
+      "WAL mode: a batch that is not full goes out at most once per linger (Kafka's linger.ms); an event after a quiet spell goes at once",
+    commands: RUN,
+  },
+  {
     key: 'pollIntervalMs',
     flag: 'poll-interval',
     kind: 'duration',

@@ -56,6 +56,8 @@ export interface RelayConfig {
   /** Unset: the broker's default.replication.factor. */
   readonly topicReplicationFactor: number | undefined;
   readonly batchSize: number;
+  /** WAL mode: produce requests of partial batches are paced at one per lingerMs. */
+  readonly lingerMs: number;
   readonly pollIntervalMs: number;
   readonly maxAttempts: number;
   readonly retryBackoffInitialMs: number;

@@ -137,7 +137,13 @@ export async function runWalRelay(context: RelayContext): Promise<void> {
             sleep,
             observer: context.observer,
           },
-          { batchSize: config.batchSize, retry: retry.policy, startLsn, freshAfterLsn },
+          {
+            batchSize: config.batchSize,
+            retry: retry.policy,
+            startLsn,
+            freshAfterLsn,
+            lingerMs: config.lingerMs,
+          },
         );
         try {
           await relay.run(context.giveUp);

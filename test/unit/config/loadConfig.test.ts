@@ -15,6 +15,7 @@ describe('loadConfig', () => {
     assert.equal(config.schema, 'public');
     assert.equal(config.table, 'outbox_events');
     assert.equal(config.batchSize, 200);
+    assert.equal(config.lingerMs, 5);
     assert.equal(config.pollIntervalMs, 1_000);
     assert.equal(config.maxAttempts, 10);
     assert.equal(config.retryBackoffInitialMs, 1_000);
@@ -113,6 +114,8 @@ describe('loadConfig', () => {
 
   it('validates ranges, broker lists and topic templates', () => {
     assert.throws(() => loadConfig({ flags: { batchSize: '0' } }), /--batch-size "0": must be at least 1/);
+    assert.equal(loadConfig({ flags: { lingerMs: '0' } }).lingerMs, 0);
+    assert.throws(() => loadConfig({ flags: { lingerMs: '2s' } }), /--linger "2s": must be at most/);
     assert.throws(() => loadConfig({ flags: { kafkaBrokers: 'localhost' } }), /not host:port/);
     assert.throws(
       () => loadConfig({ flags: { topicTemplate: 'outbox.{aggregate}' } }),

@@ -89,6 +89,37 @@ function record(id: string): StreamItem {
   };
 }
 
+/** Nothing buffered behind each item: every event goes out in a batch of its own, as at a low rate. */
+function trickleStream(items: StreamItem[], confirmed: Lsn[] = []): ChangeStream {
+  return {
+    next: () => Promise.resolve(items.shift()),
+    buffered: () => 0,
+    confirm: (lsn) => confirmed.push(lsn),
+    stopReceiving: () => Promise.resolve(),
+  };
+}
+
+/** One-event transactions arriving every `everyMs`, then the end of the stream; buffered() counts what arrived. */
+function arrivingStream(events: number, everyMs: number): { stream: ChangeStream; stop: () => void } {
+  const arrived: (StreamItem | 'end')[] = [];
+  let written = 0;
+  const arrivals = setInterval(() => {
+    if (written < events) arrived.push(begin(), record(`e${written++}`), { kind: 'commit', endLsn: 10n });
+    else if (written++ === events) arrived.push('end');
+  }, everyMs);
+  const stream: ChangeStream = {
+    next: async () => {
+      while (arrived.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+      const item = arrived.shift();
+      return item === 'end' ? undefined : item;
+    },
+    buffered: () => arrived.length,
+    confirm: () => undefined,
+    stopReceiving: () => Promise.resolve(),
+  };
+  return { stream, stop: () => clearInterval(arrivals) };
+}
+
 function begin(commitLsn = 9n): StreamItem {
   return { kind: 'begin', commitLsn };
 }
@@ -99,12 +130,37 @@ function run(
   store: OutboxStore,
   batchSize = 10,
   freshAfterLsn?: bigint,
+  markDelayMs?: number,
 ): Promise<void> {
   const relay = new StreamRelay(
     { stream, sink, store, logger: quietLogger, sleep: () => Promise.resolve() },
-    { batchSize, retry: { initialDelayMs: 1, maxDelayMs: 1 }, startLsn: 5n, freshAfterLsn },
+    { batchSize, retry: { initialDelayMs: 1, maxDelayMs: 1 }, startLsn: 5n, freshAfterLsn, markDelayMs },
   );
   return relay.run(new AbortController().signal);
+}
+
+/**
+ * Slows every marking by 5 ms, so publishing runs ahead as far as the pipeline lets it, and records the most
+ * batches or events (as `countSent` counts them) published and not yet marked.
+ */
+function watchSlowMarks(
+  sink: RecordingSink,
+  store: MemoryStore,
+  countSent: () => number,
+): { readonly most: number } {
+  const watch = { most: 0 };
+  const publish = sink.publish.bind(sink);
+  sink.publish = async (records) => {
+    const result = await publish(records);
+    watch.most = Math.max(watch.most, countSent() - store.processed.size);
+    return result;
+  };
+  const markProcessed = store.markProcessed.bind(store);
+  store.markProcessed = async (records) => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await markProcessed(records);
+  };
+  return watch;
 }
 
 describe('StreamRelay', () => {
@@ -217,22 +273,85 @@ describe('StreamRelay', () => {
       items.push(begin(), record(id), { kind: 'commit', endLsn: 10n });
     const sink = new RecordingSink();
     const store = new MemoryStore();
-    let most = 0;
-    const publish = sink.publish.bind(sink);
-    sink.publish = async (records) => {
-      const result = await publish(records);
-      most = Math.max(most, sink.sent.length - store.processed.size);
-      return result;
-    };
-    const markProcessed = store.markProcessed.bind(store);
-    // Slow marks: publishing runs ahead as far as the pipeline lets it.
-    store.markProcessed = async (records) => {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      await markProcessed(records);
-    };
+    const unmarked = watchSlowMarks(sink, store, () => sink.sent.length);
     await run(new ScriptedStream(items), sink, store, 1);
     assert.equal(store.processed.size, 6);
-    assert.ok(most <= 2, `${most} batches published and not marked`);
+    assert.ok(unmarked.most <= 2, `${unmarked.most} batches published and not marked`);
+  });
+
+  it('gathers the marks of small batches (steady traffic) into fewer statements, then confirms', async () => {
+    const items: StreamItem[] = [];
+    for (const [i, id] of ['a', 'b', 'c', 'd', 'e'].entries())
+      items.push(begin(), record(id), { kind: 'commit', endLsn: BigInt(10 + i) });
+    const confirmed: Lsn[] = [];
+    const trickle = trickleStream(items, confirmed);
+    const sink = new RecordingSink();
+    const store = new MemoryStore();
+    const markings: string[][] = [];
+    const markProcessed = store.markProcessed.bind(store);
+    store.markProcessed = (records) => {
+      markings.push(records.map((r) => r.id));
+      return markProcessed(records);
+    };
+    await run(trickle, sink, store, 10, undefined, 1_000);
+    assert.deepEqual(sink.sent, [['a'], ['b'], ['c'], ['d'], ['e']]);
+    assert.ok(
+      markings.length < sink.sent.length,
+      `${markings.length} markings for ${sink.sent.length} batches`,
+    );
+    assert.deepEqual(markings.flat(), ['a', 'b', 'c', 'd', 'e']);
+    assert.equal(confirmed.at(-1), 14n);
+  });
+
+  it("lets small batches run ahead of their marking by two full batches' worth of events, no more", async () => {
+    const items: StreamItem[] = [];
+    for (let i = 0; i < 20; i++) items.push(begin(), record(`e${i}`), { kind: 'commit', endLsn: 10n });
+    const trickle = trickleStream(items);
+    const sink = new RecordingSink();
+    const store = new MemoryStore();
+    const unmarked = watchSlowMarks(sink, store, () => sink.sent.flat().length);
+    // Batches of one event, --batch-size 3: up to six events may be published and not yet marked.
+    await run(trickle, sink, store, 3, undefined, 0);
+    assert.equal(store.processed.size, 20);
+    const { most } = unmarked;
+    assert.ok(most > 2, `small batches ran ahead of their marking (${most} events unmarked at most)`);
+    assert.ok(most <= 6, `${most} events published and not marked`);
+  });
+
+  it('while the broker is slow, events that arrive meanwhile go out together, not a request each', async () => {
+    // One event per transaction arrives every 2 ms, then the stream ends; the first publish takes 60 ms.
+    const { stream, stop } = arrivingStream(20, 2);
+    const sink = new RecordingSink();
+    const publish = sink.publish.bind(sink);
+    sink.publish = async (records) => {
+      if (sink.sent.length === 0) await new Promise((resolve) => setTimeout(resolve, 60));
+      return publish(records);
+    };
+    try {
+      await run(stream, sink, new MemoryStore(), 100, undefined, 0);
+    } finally {
+      stop();
+    }
+    assert.equal(sink.sent.flat().length, 20);
+    assert.ok(sink.sent.length < 10, `${sink.sent.length} requests for 20 events`);
+  });
+
+  it('paces partial batches at one request per linger; an event after a quiet spell goes at once', async () => {
+    // Ten one-event transactions, one every 2 ms, then the stream ends.
+    const { stream, stop } = arrivingStream(10, 2);
+    const sink = new RecordingSink();
+    const relay = new StreamRelay(
+      { stream, sink, store: new MemoryStore(), logger: quietLogger, sleep: () => Promise.resolve() },
+      { batchSize: 100, retry: { initialDelayMs: 1, maxDelayMs: 1 }, startLsn: 5n, lingerMs: 200 },
+    );
+    try {
+      await relay.run(new AbortController().signal);
+    } finally {
+      stop();
+    }
+    assert.equal(sink.sent.flat().length, 10);
+    assert.deepEqual(sink.sent[0], ['e0'], 'the first event, after a quiet spell, went alone and at once');
+    assert.ok(sink.sent.length <= 3, `${sink.sent.length} requests for 10 events within one linger`);
   });
 
   it('stops on an error that is not retriable, without confirming', async () => {
