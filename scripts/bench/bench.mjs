@@ -196,19 +196,24 @@ async function measureRun(system, ctx, expected, { startedAt } = {}) {
       peakRssMiB: Math.round(peaks.rssBytes / 1024 / 1024),
       peakSlotLagMiB: system.usesSlot ? Math.round((peaks.slotLagBytes / 1024 / 1024) * 10) / 10 : null,
       // Per delivered event, from the system's start to the last append (start-up included).
-      perEvent: {
-        relayCpuMicros: Math.round((cpu * 1e6) / expected),
-        postgresCpuMicros: Math.round((dbCost.cpuSeconds * 1e6) / expected),
-        brokerCpuMicros: Math.round((machine.brokerSeconds * 1e6) / expected),
-        benchCpuMicros: Math.round((machine.benchSeconds * 1e6) / expected),
-        machineBusyMicros: Math.round((machine.busySeconds * 1e6) / expected),
-        walBytes: Math.round(dbCost.walBytes / expected),
-      },
+      perEvent: perEventCost(cpu, dbCost, machine, expected),
     };
   } finally {
     await handle?.stop();
     await recorder.stop();
   }
+}
+
+function perEventCost(relayCpuSeconds, dbCost, machine, events) {
+  const micros = (seconds) => Math.round((seconds * 1e6) / events);
+  return {
+    relayCpuMicros: micros(relayCpuSeconds),
+    postgresCpuMicros: micros(dbCost.cpuSeconds),
+    brokerCpuMicros: micros(machine.brokerSeconds),
+    benchCpuMicros: micros(machine.benchSeconds),
+    machineBusyMicros: micros(machine.busySeconds),
+    walBytes: Math.round(dbCost.walBytes / events),
+  };
 }
 
 async function runDrain(workload) {
@@ -347,10 +352,14 @@ async function measureRate(system, ctx, workload) {
     });
     await waitUntil(() => warmup.writes.every((w) => recorder.appended.has(w.id)), 60_000, 100);
     const cpuBefore = cpuSeconds(handle.pid);
+    const dbMeter = await startDbMeter(db);
+    const machineMeter = startMachineMeter({ brokerPidFile: join(state.kafka.runDir, 'broker.pid') });
     const sampler = startSampler({ pid: handle.pid, db, slot: system.usesSlot ? ctx.slot : undefined });
     const { writes, achievedRate } = await writeAtRate(writers, { schema: ctx.schema, ...workload });
     const complete = await waitUntil(() => writes.every((w) => recorder.appended.has(w.id)), 120_000, 200);
     const cpu = cpuSeconds(handle.pid) - cpuBefore;
+    const dbCost = await dbMeter.stop();
+    const machine = machineMeter.stop();
     const peaks = await sampler.stop();
     const committed = await readCommitTimes(db, writes);
     const latencies = writes
@@ -367,6 +376,8 @@ async function measureRate(system, ctx, workload) {
       cpuSeconds: Math.round(cpu * 10) / 10,
       peakRssMiB: Math.round(peaks.rssBytes / 1024 / 1024),
       peakSlotLagMiB: system.usesSlot ? Math.round((peaks.slotLagBytes / 1024 / 1024) * 10) / 10 : null,
+      // Per written event, over the measured window; PostgreSQL's share includes the writers' inserts.
+      perEvent: perEventCost(cpu, dbCost, machine, writes.length),
     };
   } finally {
     await handle?.stop();

@@ -104,10 +104,8 @@ export function renderMarkdown(result) {
         r.system === 'walbox WAL' || w.kind !== 'drain'
           ? '—'
           : ratio(wal?.eventsPerSecond, r.eventsPerSecond);
-      const system =
-        (w.repeats ?? 1) > 1 && r.repeat !== undefined ? `${r.system} (run ${r.repeat})` : r.system;
       lines.push(
-        `| ${w.title} | ${system} | ${fmt(r.eventsPerSecond)} | ${vs} | ${latency} | ${fmt(r.cpuSeconds)} | ${fmt(r.peakRssMiB)} | ${fmt(r.peakSlotLagMiB)} | ${arrived} |`,
+        `| ${w.title} | ${runName(w, r)} | ${fmt(r.eventsPerSecond)} | ${vs} | ${latency} | ${fmt(r.cpuSeconds)} | ${fmt(r.peakRssMiB)} | ${fmt(r.peakSlotLagMiB)} | ${arrived} |`,
       );
     }
   }
@@ -117,7 +115,8 @@ export function renderMarkdown(result) {
   if (costed.length > 0) {
     lines.push(
       '',
-      'Cost per delivered event in the drains (µs of CPU, from the system’s start to its last append; the bench ' +
+      'Cost per delivered event (µs of CPU; in the drains from the system’s start to its last append, in the ' +
+        'rate runs over the measured window, where PostgreSQL’s share includes the writers’ inserts; the bench ' +
         'process runs the consumer that records every append):',
       '',
       '| workload | system | relay | PostgreSQL | broker | bench | whole machine, busy | WAL written, bytes |',
@@ -126,7 +125,7 @@ export function renderMarkdown(result) {
     for (const { w, r } of costed) {
       const c = r.perEvent;
       lines.push(
-        `| ${w.title} | ${r.system} | ${c.relayCpuMicros} | ${c.postgresCpuMicros} | ${c.brokerCpuMicros} | ${c.benchCpuMicros} | ${c.machineBusyMicros} | ${c.walBytes} |`,
+        `| ${w.title} | ${runName(w, r)} | ${c.relayCpuMicros} | ${c.postgresCpuMicros} | ${c.brokerCpuMicros} | ${c.benchCpuMicros} | ${c.machineBusyMicros} | ${c.walBytes} |`,
       );
     }
   }
@@ -153,6 +152,12 @@ export function renderMarkdown(result) {
   lines.push('', 'Targets, where this run stands:', '');
   for (const line of assessTargets(result)) lines.push(`- ${line}`);
   return `${lines.join('\n')}\n`;
+}
+
+function runName(workload, run) {
+  return (workload.repeats ?? 1) > 1 && run.repeat !== undefined
+    ? `${run.system} (run ${run.repeat})`
+    : run.system;
 }
 
 export function assessTargets(result) {
