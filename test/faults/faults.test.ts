@@ -27,7 +27,7 @@ const FAULTS = process.env['FAULTS'] ?? '';
 const selected = (scenario: Scenario): boolean =>
   FAULTS === 'all' || (FAULTS === '' ? scenario.inCi : scenario.name.includes(FAULTS));
 
-/** Events published but not yet marked when a relay dies: two batches in WAL mode, one in poll mode. */
+/** Events published but not yet marked when a relay dies: two full batches' worth in WAL mode, one in poll mode. */
 function window(mode: RelayMode): number {
   return mode === 'wal' ? 2 * BATCH_SIZE : BATCH_SIZE;
 }
