@@ -13,9 +13,11 @@ import { decodeWithRecvlogical, measureKafkajs, measurePlatformatic, measureProd
 import {
   cpuSeconds,
   percentiles,
+  readAppends,
   startAppendRecorder,
   startDbMeter,
   startMachineMeter,
+  startOffsetWatcher,
   startSampler,
   waitUntil,
 } from './measure.mjs';
@@ -91,6 +93,8 @@ const SYSTEMS = {
 // Quick runs take Debezium with its defaults only (each start costs a JVM boot).
 const DEBEZIUM_KEYS = WITH_DEBEZIUM ? (QUICK ? ['dbz'] : ['dbz', 'dbzTuned']) : [];
 const DRAIN_TIMEOUT_MS = 20 * 60_000;
+/** Reading a drained topic back (100k records) takes seconds; a stuck read ends the run as incomplete. */
+const READ_TIMEOUT_MS = 5 * 60_000;
 /** Seconds written at the workload's rate before a rate run is measured. */
 const WARMUP_SECONDS = 2;
 
@@ -163,9 +167,12 @@ function context(workload, key, schema, publication) {
   };
 }
 
-/** Starts a system, waits until every event is on its topic, and measures it. */
+/**
+ * Starts a system, waits until its topic holds as many records as events were written, and measures it; reads
+ * the records only then, to count distinct events and take their append times.
+ */
 async function measureRun(system, ctx, expected, { startedAt } = {}) {
-  const recorder = await startAppendRecorder(brokers, ctx.topic);
+  const watcher = await startOffsetWatcher(brokers, ctx.topic);
   const started = Date.now();
   const dbMeter = await startDbMeter(db);
   const machineMeter = startMachineMeter({ brokerPidFile: join(state.kafka.runDir, 'broker.pid') });
@@ -173,22 +180,30 @@ async function measureRun(system, ctx, expected, { startedAt } = {}) {
   try {
     handle = await system.start(ctx);
     const sampler = startSampler({ pid: handle.pid, db, slot: system.usesSlot ? ctx.slot : undefined });
-    const complete = await waitUntil(() => recorder.appended.size >= expected, DRAIN_TIMEOUT_MS, 200);
+    const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+    let reached = await waitUntil(async () => (await watcher.records()) >= expected, DRAIN_TIMEOUT_MS, 200);
     const cpuNow = cpuSeconds(handle.pid);
     const dbCost = await dbMeter.stop();
     const machine = machineMeter.stop();
     const peaks = await sampler.stop();
     // A system that exited already has no /proc entry: its last sampled reading stands in.
     const cpu = cpuNow || peaks.cpuSeconds;
-    const times = [...recorder.appended.values()];
+    let read = await readAppends(brokers, ctx.topic, await watcher.records(), READ_TIMEOUT_MS);
+    // Duplicates can fill the count before the last events arrive: wait for as many more records as are missing.
+    while (reached && read.appended.size < expected) {
+      const wanted = read.messages + expected - read.appended.size;
+      reached = await waitUntil(async () => (await watcher.records()) >= wanted, deadline - Date.now(), 200);
+      read = await readAppends(brokers, ctx.topic, await watcher.records(), READ_TIMEOUT_MS);
+    }
+    const times = [...read.appended.values()];
     const first = Math.min(...times);
     const last = Math.max(...times);
     return {
       system: system.name,
       expected,
-      delivered: recorder.appended.size,
-      messages: recorder.messages(),
-      complete,
+      delivered: read.appended.size,
+      messages: read.messages,
+      complete: read.appended.size >= expected,
       // Steady drain rate: first to last append, so JVM and process start-up are not counted.
       eventsPerSecond: times.length > 1 ? Math.round((times.length - 1) / ((last - first) / 1000)) : null,
       secondsFromStart: Math.round((last - (startedAt ?? started)) / 100) / 10,
@@ -200,7 +215,7 @@ async function measureRun(system, ctx, expected, { startedAt } = {}) {
     };
   } finally {
     await handle?.stop();
-    await recorder.stop();
+    await watcher.stop();
   }
 }
 

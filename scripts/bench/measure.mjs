@@ -1,5 +1,5 @@
-// Measuring tools of the benchmark: process CPU and RSS from /proc, slot lag, and a consumer that records when
-// the broker appended each event (topics use LogAppendTime).
+// Measuring tools of the benchmark: process CPU and RSS from /proc, slot lag, a topic's record count from its
+// offsets, and a consumer that records when the broker appended each event (topics use LogAppendTime).
 import { readdirSync, readFileSync } from 'node:fs';
 
 import kafkajs from 'kafkajs';
@@ -85,7 +85,7 @@ export function machineBusySeconds() {
 
 /**
  * Where the machine's CPU goes during a run: busy core-seconds overall, the broker's, and this benchmark
- * process's own (its consumer records every append).
+ * process's own (in a drain it only asks for offsets; in a rate run its consumer records every append).
  */
 export function startMachineMeter({ brokerPidFile }) {
   const brokerPid = Number(readFileSync(brokerPidFile, 'utf8').trim());
@@ -160,6 +160,35 @@ export async function startAppendRecorder(brokers, topic) {
     messages: () => messages,
     stop: () => consumer.disconnect(),
   };
+}
+
+/**
+ * Counts a topic's records from the broker's end offsets (one small request per call), so that a drain can be
+ * watched without a consumer reading along: on two shared cores its reading would cost every system about a
+ * tenth of the machine, which the ceilings (that run no consumer) do not pay.
+ */
+export async function startOffsetWatcher(brokers, topic) {
+  const kafka = new kafkajs.Kafka({ brokers: [brokers], logLevel: kafkajs.logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  return {
+    async records() {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return offsets.reduce((sum, o) => sum + Number(o.high) - Number(o.low), 0);
+    },
+    stop: () => admin.disconnect(),
+  };
+}
+
+/** Reads a topic's first `messages` records (after the drain) and records each event id's append time. */
+export async function readAppends(brokers, topic, messages, timeoutMs) {
+  const recorder = await startAppendRecorder(brokers, topic);
+  try {
+    await waitUntil(() => recorder.messages() >= messages, timeoutMs, 100);
+    return { appended: recorder.appended, messages: recorder.messages() };
+  } finally {
+    await recorder.stop();
+  }
 }
 
 /** Waits until `condition()` holds; false when `timeoutMs` passed first. */

@@ -116,8 +116,9 @@ export function renderMarkdown(result) {
     lines.push(
       '',
       'Cost per delivered event (µs of CPU; in the drains from the system’s start to its last append, in the ' +
-        'rate runs over the measured window, where PostgreSQL’s share includes the writers’ inserts; the bench ' +
-        'process runs the consumer that records every append):',
+        'rate runs over the measured window, where PostgreSQL’s share includes the writers’ inserts; in the drains ' +
+        'the bench process only counts records by their offsets and reads them after the last append, in the ' +
+        'rate runs its consumer records every append):',
       '',
       '| workload | system | relay | PostgreSQL | broker | bench | whole machine, busy | WAL written, bytes |',
       '| --- | --- | --- | --- | --- | --- | --- | --- |',
