@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import kafkajs from 'kafkajs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+let readers = 0;
 
 /**
  * A process's /proc/<pid>/stat fields after the command name, as numbers (index 1 is the parent pid, 11–14 its
@@ -143,7 +144,12 @@ export function startSampler({ pid, db, slot }) {
  */
 export async function startAppendRecorder(brokers, topic) {
   const kafka = new kafkajs.Kafka({ brokers: [brokers], logLevel: kafkajs.logLevel.NOTHING });
-  const consumer = kafka.consumer({ groupId: `bench-${topic}-${process.pid}`, maxWaitTimeInMs: 50 });
+  // A group of its own each time: a second read of a topic must start from its beginning again.
+  readers++;
+  const consumer = kafka.consumer({
+    groupId: `bench-${topic}-${process.pid}-${readers}`,
+    maxWaitTimeInMs: 50,
+  });
   const appended = new Map();
   let messages = 0;
   await consumer.connect();
