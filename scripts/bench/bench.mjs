@@ -188,12 +188,15 @@ async function measureRun(system, ctx, expected, { startedAt } = {}) {
     const peaks = await sampler.stop();
     // A system that exited already has no /proc entry: its last sampled reading stands in.
     const cpu = cpuNow || peaks.cpuSeconds;
-    let read = await readAppends(brokers, ctx.topic, await watcher.records(), READ_TIMEOUT_MS);
-    // Duplicates can fill the count before the last events arrive: wait for as many more records as are missing.
-    while (reached && read.appended.size < expected) {
-      const wanted = read.messages + expected - read.appended.size;
+    let total = await watcher.records();
+    let read = await readAppends(brokers, ctx.topic, total, READ_TIMEOUT_MS);
+    // Duplicates can fill the count before the last events arrive: wait for as many more records as are missing
+    // (not after a read that stalled: the run is then incomplete).
+    while (reached && read.messages >= total && read.appended.size < expected) {
+      const wanted = total + expected - read.appended.size;
       reached = await waitUntil(async () => (await watcher.records()) >= wanted, deadline - Date.now(), 200);
-      read = await readAppends(brokers, ctx.topic, await watcher.records(), READ_TIMEOUT_MS);
+      total = await watcher.records();
+      read = await readAppends(brokers, ctx.topic, total, READ_TIMEOUT_MS);
     }
     const times = [...read.appended.values()];
     const first = Math.min(...times);
