@@ -1,24 +1,14 @@
 import type { EventEmitter } from 'node:events';
 
 /**
- * kafkajs 2.2.4 schedules its request-queue check with a negative delay on every connection; Node 24 reports it
- * as a TimeoutNegativeWarning (kafkajs issue 1751). The timer runs after 1 ms either way, as it did silently on
- * older Node versions: nothing to act on.
- */
-export function isKnownHarmlessWarning(warning: Error): boolean {
-  return warning.name === 'TimeoutNegativeWarning' && /[\\/]kafkajs[\\/]/.test(warning.stack ?? '');
-}
-
-/**
- * Replaces Node's own warning printer (plain text on stderr, outside the relay's JSON log) with `report`, and
- * leaves out the warnings known to be harmless.
+ * Replaces Node's own warning printer (plain text on stderr, outside the relay's JSON log) with `report`.
+ * kafkajs's negative timer delay, which Node 24 warns about (kafkajs issue 1751), is gone with the timer itself
+ * (sink/kafka/stopRequestQueueSpin), so every warning that arrives here is worth a line.
  */
 export function handleProcessWarnings(
   report: (warning: Error) => void,
   target: Pick<EventEmitter, 'on' | 'removeAllListeners'> = process,
 ): void {
   target.removeAllListeners('warning');
-  target.on('warning', (warning: Error) => {
-    if (!isKnownHarmlessWarning(warning)) report(warning);
-  });
+  target.on('warning', (warning: Error) => report(warning));
 }

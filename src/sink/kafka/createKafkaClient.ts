@@ -2,6 +2,7 @@ import { Kafka, logLevel, type logCreator } from 'kafkajs';
 
 import type { RelayLogger } from '../../core/ports.js';
 import type { KafkaSecurity } from './kafkaSecurity.js';
+import { stopRequestQueueSpin } from './stopRequestQueueSpin.js';
 
 export interface KafkaClientOptions {
   readonly brokers: readonly string[];
@@ -15,6 +16,7 @@ export interface KafkaClientOptions {
  * so an outage shows up in our logs and readiness instead of hiding inside one endless send().
  */
 export function createKafkaClient(options: KafkaClientOptions): Kafka {
+  stopRequestQueueSpin();
   const bridge: logCreator =
     () =>
     ({ namespace, level, log }) => {
