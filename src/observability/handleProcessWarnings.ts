@@ -10,5 +10,5 @@ export function handleProcessWarnings(
   target: Pick<EventEmitter, 'on' | 'removeAllListeners'> = process,
 ): void {
   target.removeAllListeners('warning');
-  target.on('warning', (warning: Error) => report(warning));
+  target.on('warning', report);
 }

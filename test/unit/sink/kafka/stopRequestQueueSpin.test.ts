@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
 import RequestQueue from 'kafkajs/src/network/requestQueue';
 
@@ -18,34 +18,37 @@ function createQueue(): RequestQueue {
   });
 }
 
-describe('stopRequestQueueSpin', () => {
-  const queues: RequestQueue[] = [];
-  afterEach(() => {
-    for (const queue of queues.splice(0)) queue.destroy();
-  });
-  function track(queue: RequestQueue): RequestQueue {
-    queues.push(queue);
-    return queue;
+/** Checks the queue's timer, then clears it at once: a pending fake request must never reach the timer. */
+function armedAfter(act: (queue: RequestQueue) => void): boolean {
+  const queue = createQueue();
+  try {
+    act(queue);
+    return queue.throttleCheckTimeoutId !== null;
+  } finally {
+    queue.destroy();
   }
+}
 
+describe('stopRequestQueueSpin', () => {
   it('arms no timer after a check of an empty, unthrottled queue (kafkajs 2.2.4 re-arms one every millisecond)', () => {
     stopRequestQueueSpin();
-    const queue = track(createQueue());
-    queue.checkPendingRequests();
-    assert.equal(queue.throttleCheckTimeoutId, null);
+    assert.equal(
+      armedAfter((queue) => queue.checkPendingRequests()),
+      false,
+    );
   });
 
   it('still schedules a check while requests are pending or the broker throttles', () => {
     stopRequestQueueSpin();
-    const pending = track(createQueue());
-    pending.pending.push({});
-    pending.scheduleCheckPendingRequests();
-    assert.notEqual(pending.throttleCheckTimeoutId, null);
-
-    const throttled = track(createQueue());
-    throttled.maybeThrottle(50);
-    throttled.checkPendingRequests();
-    assert.notEqual(throttled.throttleCheckTimeoutId, null);
+    const pending = armedAfter((queue) => {
+      queue.pending.push({});
+      queue.scheduleCheckPendingRequests();
+    });
+    const throttled = armedAfter((queue) => {
+      queue.maybeThrottle(50);
+      queue.checkPendingRequests();
+    });
+    assert.deepEqual({ pending, throttled }, { pending: true, throttled: true });
   });
 
   it('patches once however often it is called', () => {
