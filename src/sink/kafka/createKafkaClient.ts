@@ -2,6 +2,7 @@ import { Kafka, logLevel, type logCreator } from 'kafkajs';
 
 import type { RelayLogger } from '../../core/ports.js';
 import type { KafkaSecurity } from './kafkaSecurity.js';
+import { speedUpRecordEncoding } from './speedUpRecordEncoding.js';
 import { stopRequestQueueSpin } from './stopRequestQueueSpin.js';
 
 export interface KafkaClientOptions {
@@ -17,6 +18,7 @@ export interface KafkaClientOptions {
  */
 export function createKafkaClient(options: KafkaClientOptions): Kafka {
   stopRequestQueueSpin();
+  speedUpRecordEncoding();
   const bridge: logCreator =
     () =>
     ({ namespace, level, log }) => {
