@@ -60,7 +60,7 @@ export function speedUpRecordEncoding(): void {
     value: number | bigint | string,
   ): Encoder {
     if (!isSafeVarLong(value)) return writeVarLong.call(this, value);
-    let rest = zigzag(value);
+    let rest = encodeZigZag(value);
     this.ensureAvailable(8);
     while (rest >= 0x80) {
       this.buf[this.offset++] = (rest % 0x80) | 0x80;
@@ -72,7 +72,7 @@ export function speedUpRecordEncoding(): void {
 
   Encoder.sizeOfVarLong = function sizeOfSmallVarLong(value: number | bigint | string): number {
     if (!isSafeVarLong(value)) return sizeOfVarLong.call(Encoder, value);
-    let rest = zigzag(value);
+    let rest = encodeZigZag(value);
     let bytes = 1;
     while (rest >= 0x80) {
       bytes += 1;
@@ -88,6 +88,6 @@ function isSafeVarLong(value: unknown): value is number {
   return Number.isSafeInteger(value) && Math.abs(value as number) <= SAFE_VARLONG;
 }
 
-function zigzag(value: number): number {
+function encodeZigZag(value: number): number {
   return value >= 0 ? value * 2 : -value * 2 - 1;
 }

@@ -35,7 +35,7 @@ const REQUESTS: Messages[] = [
       timestamp: 4,
       headers: { multi: ['a', Buffer.from('b')] },
     },
-    // String timestamps sort as strings in kafkajs: '999' after '1000', so this delta is negative.
+    // kafkajs sorts timestamps as strings, so '1000' comes first and most deltas here are negative.
     { value: Buffer.alloc(0), timestamp: '999', headers: { empty: '' } },
     { value: 'x', timestamp: '1000' },
     { value: 'big delta', timestamp: 2 ** 45 },
