@@ -16,7 +16,8 @@ declare module 'kafkajs/src/protocol/encoder' {
   export = Encoder;
 }
 
-// The produce request walbox sends (v3, the version Kafka 4 brokers accept), encoded by the patched Encoder.
+// kafkajs's produce request v3: the v4–v7 requests kafkajs negotiates with current brokers wrap its encoding, so
+// the unit test encodes the records and headers walbox sends through it.
 declare module 'kafkajs/src/protocol/requests/produce/v3/request' {
   interface ProduceMessage {
     key?: Buffer | string | null;

@@ -132,6 +132,20 @@ describe('speedUpRecordEncoding', () => {
     assert.deepEqual(encoder.buffer, Buffer.from([0xd8, 0x04]));
   });
 
+  it('patches once however often it is called', () => {
+    speedUpRecordEncoding();
+    const patched = [
+      Encoder.prototype.writeVarLong,
+      Encoder.sizeOfVarLong,
+      Encoder.prototype.ensureAvailable,
+    ];
+    speedUpRecordEncoding();
+    assert.deepEqual(
+      [Encoder.prototype.writeVarLong, Encoder.sizeOfVarLong, Encoder.prototype.ensureAvailable],
+      patched,
+    );
+  });
+
   it('still refuses what kafkajs refuses: a fractional varlong', () => {
     speedUpRecordEncoding();
     assert.throws(() => new Encoder().writeVarLong(1.5), RangeError);
