@@ -7,6 +7,12 @@ const KAFKAJS = {
   name: 'kafkajs',
   message: 'kafkajs is imported only under src/sink/kafka/ and src/consumer/.',
 };
+/** kafkajs's producer keeps a function it finds when it loads: src/sink/kafka/kafkajs.ts replaces it first. */
+const KAFKAJS_VALUES = {
+  name: 'kafkajs',
+  allowTypeImports: true,
+  message: "take kafkajs's values from src/sink/kafka/kafkajs.ts, which patches kafkajs before it loads.",
+};
 const PG_LOGICAL = {
   name: 'pg-logical-replication',
   message: 'pg-logical-replication is imported only under src/source/wal/.',
@@ -33,7 +39,8 @@ export default tseslint.config(
   },
   // Where each I/O library may be imported (CONVENTIONS §9.1). Later blocks override earlier ones.
   restrictImports(['src/**/*.ts'], [KAFKAJS, PG_LOGICAL]),
-  restrictImports(['src/sink/kafka/**/*.ts', 'src/consumer/**/*.ts'], [PG_LOGICAL]),
+  restrictImports(['src/sink/kafka/**/*.ts', 'src/consumer/**/*.ts'], [KAFKAJS_VALUES, PG_LOGICAL]),
+  restrictImports(['src/sink/kafka/kafkajs.ts'], [PG_LOGICAL]),
   restrictImports(['src/source/wal/**/*.ts'], [KAFKAJS]),
   {
     // core/ is pure: no I/O libraries, no process.env.

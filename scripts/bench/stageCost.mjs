@@ -7,7 +7,8 @@
 // PostgreSQL (CPU of the one backend doing the work): decoding the INSERTs with pgoutput, the marking UPDATE as
 // the relay sends it (walbox's own PgOutboxStore, 200 rows per statement), decoding the marking's WAL.
 // The relay (this process's CPU, no I/O): decoding pgoutput into records, making Kafka messages (topic, headers,
-// size estimate, as KafkaSink.publish does), kafkajs encoding them into produce requests of 200 records.
+// size estimate, as KafkaSink.publish does), kafkajs choosing their partitions and grouping them, kafkajs
+// encoding them into produce requests of 200 records.
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -33,6 +34,17 @@ const { toKafkaMessage, estimateMessageBytes } = await dist('sink/kafka/toKafkaM
 const { PgOutboxStore } = await dist('db/pgOutboxStore.js');
 const kafkajs = createRequire(join(ROOT, 'node_modules', 'kafkajs', 'package.json'));
 const produceRequest = kafkajs('./src/protocol/requests/produce/v3/request.js');
+const { Partitioners } = kafkajs('./index.js');
+// The partitioner and the grouping by partition the measured build's producer uses: walbox's, if it has them,
+// else kafkajs's own.
+const { groupMessagesPerPartition } = await dist('sink/kafka/speedUpPartitionGrouping.js').catch((error) => {
+  if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+  return { groupMessagesPerPartition: kafkajs('./src/producer/groupMessagesPerPartition.js') };
+});
+const { createKeyPartitioner } = await dist('sink/kafka/createKeyPartitioner.js').catch((error) => {
+  if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+  return {};
+});
 // kafkajs encodes as the measured build's relay runs it: with that build's patch, if it has one.
 await dist('sink/kafka/speedUpRecordEncoding.js').then(
   (module) => module.speedUpRecordEncoding(),
@@ -138,6 +150,24 @@ async function measureRelay(messages) {
       const message = toKafkaMessage(record);
       return { topic: topic.topic, message, bytes: estimateMessageBytes(message) };
     });
+  // As kafkajs's producer does before encoding: a partition for each message (by its key), then the messages
+  // grouped by partition; over three partitions, as the bench's topics have.
+  const partitionMetadata = [0, 1, 2].map((partitionId) => ({ partitionId, leader: 0 }));
+  const partitioner = (createKeyPartitioner ?? Partitioners.DefaultPartitioner)();
+  const group = (outgoing) => {
+    let partitions = 0;
+    for (let i = 0; i < outgoing.length; i += BATCH) {
+      const messages = outgoing.slice(i, i + BATCH).map((o) => o.message);
+      const grouped = groupMessagesPerPartition({
+        topic: outgoing[i].topic,
+        partitionMetadata,
+        messages,
+        partitioner,
+      });
+      partitions += Object.keys(grouped).length;
+    }
+    return partitions;
+  };
   const encode = async (outgoing) => {
     for (let i = 0; i < outgoing.length; i += BATCH) {
       const messages = outgoing.slice(i, i + BATCH).map((o) => o.message);
@@ -151,25 +181,27 @@ async function measureRelay(messages) {
   };
   // Per round (one pass over the sample), µs per event of each stage; the median round is reported, so that a
   // burst of other work on the machine moves the figure less than a sum would. The first rounds warm the JIT.
-  const rounds = [[], [], []];
+  const rounds = [[], [], [], []];
   for (let round = 0, counted = 0; counted < EVENTS; round++) {
     const t0 = process.cpuUsage();
     const records = decode();
     const t1 = process.cpuUsage();
     const outgoing = build(records);
     const t2 = process.cpuUsage();
-    await encode(outgoing);
+    if (group(outgoing) === 0) throw new Error('stageCost: no partition chosen');
     const t3 = process.cpuUsage();
+    await encode(outgoing);
+    const t4 = process.cpuUsage();
     if (round < 5) continue;
-    rounds[0].push((micros(t1) - micros(t0)) / records.length);
-    rounds[1].push((micros(t2) - micros(t1)) / records.length);
-    rounds[2].push((micros(t3) - micros(t2)) / records.length);
+    const times = [t0, t1, t2, t3, t4].map(micros);
+    for (let i = 0; i < rounds.length; i++) rounds[i].push((times[i + 1] - times[i]) / records.length);
     counted += records.length;
   }
   return [
     ['relay: decode pgoutput into records', median(rounds[0])],
     ['relay: make Kafka messages (topic, headers, size)', median(rounds[1])],
-    [`relay: kafkajs encodes produce requests (${BATCH} records)`, median(rounds[2])],
+    [`relay: kafkajs picks partitions and groups the messages (${BATCH} per request)`, median(rounds[2])],
+    [`relay: kafkajs encodes produce requests (${BATCH} records)`, median(rounds[3])],
   ];
 }
 

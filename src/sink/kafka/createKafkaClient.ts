@@ -1,7 +1,6 @@
-import { Kafka, logLevel, type logCreator } from 'kafkajs';
-
 import type { RelayLogger } from '../../core/ports.js';
 import type { KafkaSecurity } from './kafkaSecurity.js';
+import { Kafka, logLevel, type logCreator } from './kafkajs.js';
 import { speedUpRecordEncoding } from './speedUpRecordEncoding.js';
 import { stopRequestQueueSpin } from './stopRequestQueueSpin.js';
 

@@ -1,22 +1,15 @@
-import {
-  CompressionTypes,
-  Partitioners,
-  type Admin,
-  type Message,
-  type Producer,
-  type TopicMessages,
-} from 'kafkajs';
-
 import type { OutboxRecord, RejectedRecord } from '../../core/outboxRecord.js';
 import type { PublishResult, RelayLogger, Sink } from '../../core/ports.js';
 import { explainBadHeaders } from '../../core/toEventHeaders.js';
 import { resolveTopic, type TopicChoice } from '../../core/topicName.js';
 import { ConfigError, PreconditionError } from '../../errors.js';
 import { SinkError } from '../sinkError.js';
+import { createKeyPartitioner } from './createKeyPartitioner.js';
 import { createKafkaClient } from './createKafkaClient.js';
 import { describeStartupRefusal } from './describeStartupRefusal.js';
 import type { KafkaSecurity } from './kafkaSecurity.js';
 import { findProtocolErrorType, isRecordRejection, toSinkError } from './kafkaErrors.js';
+import { CompressionTypes, type Admin, type Message, type Producer, type TopicMessages } from './kafkajs.js';
 import { TopicCatalog } from './topicCatalog.js';
 import {
   estimateMessageBytes,
@@ -111,7 +104,7 @@ export class KafkaSink implements Sink {
       break;
     }
     const producer = kafka.producer({
-      createPartitioner: Partitioners.DefaultPartitioner,
+      createPartitioner: createKeyPartitioner,
       allowAutoTopicCreation: false,
       maxInFlightRequests: 1,
       // Evaluated and left off: kafkajs's experimental idempotence retries forever inside send(), hiding outages.

@@ -1,8 +1,7 @@
-import { ConfigResourceTypes, type Admin } from 'kafkajs';
-
 import type { RelayLogger } from '../../core/ports.js';
 import { SinkError } from '../sinkError.js';
 import { toCreateTopicError, toSinkError } from './kafkaErrors.js';
+import { ConfigResourceTypes, type Admin } from './kafkajs.js';
 
 export interface TopicCatalogOptions {
   readonly createTopics: boolean;
