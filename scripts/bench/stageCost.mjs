@@ -4,8 +4,9 @@
 // event on its own, one stage at a time, with nothing else competing for the cores. The drains of `npm run bench`
 // measure the same work with every party running at once; the difference is what sharing two cores adds.
 //
-// PostgreSQL (CPU of the one backend doing the work): decoding the INSERTs with pgoutput, the marking UPDATE as
-// the relay sends it (walbox's own PgOutboxStore, 200 rows per statement), decoding the marking's WAL.
+// PostgreSQL (CPU of the one backend doing the work): decoding the INSERTs with pgoutput, the already-processed
+// check a backlog's rows get and the marking UPDATE, as the relay sends them (walbox's own PgOutboxStore, 200 rows
+// per statement), decoding the marking's WAL.
 // The relay (this process's CPU, no I/O): decoding pgoutput into records, making Kafka messages (topic, headers,
 // size estimate, as KafkaSink.publish does), kafkajs choosing their partitions and grouping them, kafkajs
 // encoding them into produce requests of 200 records.
@@ -92,6 +93,24 @@ try {
     await db.query(`SELECT id::text AS id FROM ${pg.escapeIdentifier(schema)}.outbox_events ORDER BY seq`)
   ).rows;
   const marker = Number((await pool.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+  // A backlog's rows (committed before the relay took the slot) are checked before they are published.
+  const checkStarted = process.cpuUsage();
+  rows.push(
+    await measureDatabase(
+      `PostgreSQL: the already-processed check (${BATCH} ids per SELECT)`,
+      marker,
+      async () => {
+        for (let i = 0; i < ids.length; i += BATCH) {
+          const finished = await store.findFinished(ids.slice(i, i + BATCH).map((r) => r.id));
+          if (finished.size > 0) throw new Error('stageCost: a fresh backlog row was already processed');
+        }
+      },
+    ),
+  );
+  const checkClient = [
+    'relay: send the check and read its result (pg)',
+    micros(process.cpuUsage(checkStarted)) / EVENTS,
+  ];
   const markingStarted = process.cpuUsage();
   rows.push(
     await measureDatabase(`PostgreSQL: mark processed (${BATCH} rows per UPDATE)`, marker, async () => {
@@ -110,7 +129,7 @@ try {
     ),
   );
 
-  rows.push(...(await measureRelay(sample.rows.map((r) => r.data))), markingClient);
+  rows.push(...(await measureRelay(sample.rows.map((r) => r.data))), checkClient, markingClient);
 } finally {
   await db.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
   await db.query(`DROP PUBLICATION IF EXISTS ${pg.escapeIdentifier(publication)}`);
