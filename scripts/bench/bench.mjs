@@ -2,7 +2,7 @@
 // npm run bench [-- --quick] [-- --without-debezium] [-- --only=drain1,rate1k]: walbox (WAL and poll mode) side by side with its ceilings
 // (pg_recvlogical, Kafka's ProducerPerformance) and Debezium, on a private stack started for the run.
 // Writes bench/results/<date>.json and .md, an SVG chart, and docs/performance.md. Reports figures; asserts none.
-// First: kafkajs's producer must load after walbox's partition grouping is in place (see below).
+// First: kafkajs's producer must load after walbox's partition grouping and produce request are in place (see below).
 import '../../dist/sink/kafka/kafkajs.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,7 +31,8 @@ import { readCommitTimes, writeAtRate, writeBacklog } from './workloads.mjs';
 
 // The bench's own kafkajs clients (the offset watcher, the rate runs' consumer, the kafkajs-alone ceiling) run
 // kafkajs as walbox does: without its idle timer that wakes every connection once a millisecond, with its
-// record encoding sped up and its grouping by partition in linear time (docs/development.md, "Decisions").
+// record encoding sped up, its produce requests made walbox's way and its grouping by partition in linear time
+// (docs/development.md, "Decisions").
 stopRequestQueueSpin();
 speedUpRecordEncoding();
 

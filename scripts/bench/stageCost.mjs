@@ -34,6 +34,14 @@ const { explainBadHeaders } = await dist('core/toEventHeaders.js');
 const { toKafkaMessage, estimateMessageBytes } = await dist('sink/kafka/toKafkaMessage.js');
 const { PgOutboxStore } = await dist('db/pgOutboxStore.js');
 const kafkajs = createRequire(join(ROOT, 'node_modules', 'kafkajs', 'package.json'));
+// The produce request the measured build's relay uses (walbox's, if it has one): installed before kafkajs's
+// produce requests load, as the relay's load order does.
+await dist('sink/kafka/speedUpProduceRequest.js').then(
+  (module) => module.speedUpProduceRequest(),
+  (error) => {
+    if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+  },
+);
 const produceRequest = kafkajs('./src/protocol/requests/produce/v3/request.js');
 const { Partitioners } = kafkajs('./index.js');
 // The partitioner and the grouping by partition the measured build's producer uses: walbox's, if it has them,

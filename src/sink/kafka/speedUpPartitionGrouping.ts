@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { replaceKafkajsModule, type KafkajsPatch } from './replaceKafkajsModule.js';
 
 export interface GroupingArgs<M> {
   readonly topic: string;
@@ -10,9 +10,6 @@ export interface GroupingArgs<M> {
     message: M;
   }) => number;
 }
-
-/** What speedUpPartitionGrouping did: only `installed` means kafkajs's producer uses the linear grouping. */
-export type GroupingPatch = 'installed' | 'too late' | 'unsupported';
 
 const GROUPING = 'kafkajs/src/producer/groupMessagesPerPartition';
 const SEND_MESSAGES = 'kafkajs/src/producer/sendMessages';
@@ -40,28 +37,9 @@ export function groupMessagesPerPartition<M>({
 }
 
 /**
- * Puts groupMessagesPerPartition in the place of kafkajs's own. kafkajs's sendMessages module keeps the function
- * it finds when it loads, so this works only before then: src/sink/kafka/kafkajs.ts calls it before it loads
- * kafkajs, and walbox takes kafkajs's values from there. If the host application loaded kafkajs's producer
- * first, kafkajs keeps its own grouping ('too late'): slower, not wrong. Idempotent.
+ * Puts groupMessagesPerPartition in the place of kafkajs's own, before kafkajs's sendMessages module loads and
+ * keeps the one it finds (replaceKafkajsModule says when that is too late).
  */
-export function speedUpPartitionGrouping(): GroupingPatch {
-  const load = createRequire(__filename);
-  let groupingPath: string;
-  let sendMessagesPath: string;
-  try {
-    groupingPath = load.resolve(GROUPING);
-    sendMessagesPath = load.resolve(SEND_MESSAGES);
-  } catch {
-    // Another kafkajs than the pinned one: leave it alone (the unit test says whether the patch still holds).
-    return 'unsupported';
-  }
-  const cached = load.cache[groupingPath];
-  if (cached?.exports === groupMessagesPerPartition) return 'installed';
-  if (load.cache[sendMessagesPath] !== undefined) return 'too late';
-  load(groupingPath);
-  const module = load.cache[groupingPath];
-  if (module === undefined || typeof module.exports !== 'function') return 'unsupported';
-  module.exports = groupMessagesPerPartition;
-  return 'installed';
+export function speedUpPartitionGrouping(): KafkajsPatch {
+  return replaceKafkajsModule(GROUPING, [SEND_MESSAGES], () => groupMessagesPerPartition);
 }

@@ -9,6 +9,7 @@ import {
   speedUpPartitionGrouping,
   type GroupingArgs,
 } from '../../../../src/sink/kafka/speedUpPartitionGrouping.js';
+import { loadKafkajsAfresh } from '../../../support/loadKafkajsAfresh.js';
 
 const load = createRequire(__filename);
 const GROUPING = 'kafkajs/src/producer/groupMessagesPerPartition';
@@ -21,14 +22,7 @@ type Grouping = (args: GroupingArgs<TestMessage>) => Record<number, TestMessage[
 
 /** kafkajs 2.2.4's own grouping, loaded afresh beside the one its producer holds. */
 function loadKafkajsGrouping(): Grouping {
-  const path = load.resolve(GROUPING);
-  const installed = load.cache[path];
-  Reflect.deleteProperty(load.cache, path);
-  try {
-    return load(path) as Grouping;
-  } finally {
-    if (installed !== undefined) load.cache[path] = installed;
-  }
+  return loadKafkajsAfresh(GROUPING) as Grouping;
 }
 
 /** Runs a grouping with a partitioner that records its calls. */
