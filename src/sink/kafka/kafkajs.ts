@@ -1,8 +1,7 @@
 /**
  * kafkajs as walbox loads it: every value walbox takes from kafkajs comes through this module (lint enforces
  * it), so that the faster partition grouping and produce request are in place before the kafkajs modules that
- * keep kafkajs's own load (docs/development.md, "Decisions"). Types may come from 'kafkajs'
- * directly.
+ * would keep kafkajs's own load (docs/development.md, "Decisions"). Types may come from 'kafkajs' directly.
  */
 import { speedUpPartitionGrouping } from './speedUpPartitionGrouping.js';
 import { speedUpProduceRequest } from './speedUpProduceRequest.js';

@@ -96,6 +96,7 @@ async function encodePartition(
       value: message.value,
       headers: message.headers,
       offsetDelta: i,
+      // `||`, as kafkajs: a zero or empty timestamp takes the send time here (not in the batch's first and max).
       timestampDelta: subtract(message.timestamp || dateNow, firstTimestamp),
     }),
   );
