@@ -14,7 +14,7 @@ import {
   speedUpProduceRequest,
 } from '../../../../src/sink/kafka/speedUpProduceRequest.js';
 import { speedUpRecordEncoding } from '../../../../src/sink/kafka/speedUpRecordEncoding.js';
-import { makeRecordCases } from '../../../support/kafkaRecordCases.js';
+import { makeRecordCases, PLAIN_CASES } from '../../../support/kafkaRecordCases.js';
 import { loadKafkajsAfresh } from '../../../support/loadKafkajsAfresh.js';
 
 const load = createRequire(__filename);
@@ -39,8 +39,8 @@ function makeMessages(): ProduceMessage[] {
 /** Requests of every shape kafkajs's producer sends: acks, transactions, idempotence, compression, many topics. */
 function makeRequests(): ProduceRequestArgs[] {
   const messages = makeMessages();
-  const plain = messages.slice(0, 2_309);
-  const odd = messages.slice(2_309);
+  const plain = messages.slice(0, PLAIN_CASES);
+  const odd = messages.slice(PLAIN_CASES);
   return [
     {
       acks: -1,
