@@ -13,6 +13,8 @@ declare module 'kafkajs/src/protocol/encoder' {
     writeInt8: (this: Encoder, value: number) => Encoder;
     writeInt16(value: number): Encoder;
     writeInt32(value: number): Encoder;
+    writeUInt32(value: number): Encoder;
+    writeInt64(value: unknown): Encoder;
     writeString(value: string | null): Encoder;
     writeArray(values: readonly Encoder[]): Encoder;
     writeEncoder(value: Encoder): Encoder;
@@ -90,6 +92,12 @@ declare module 'kafkajs/src/protocol/recordBatch/v0' {
     lastOffsetDelta: number;
   }): Promise<Encoder>;
   export { RecordBatch };
+}
+
+// The crc32C of a record batch, unsigned.
+declare module 'kafkajs/src/protocol/recordBatch/crc32C' {
+  function crc32C(bytes: Buffer): number;
+  export = crc32C;
 }
 
 declare module 'kafkajs/src/protocol/message/compression' {
