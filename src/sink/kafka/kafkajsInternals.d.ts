@@ -94,6 +94,19 @@ declare module 'kafkajs/src/protocol/recordBatch/v0' {
   export { RecordBatch };
 }
 
+// kafkajs's framing of every request its connection sends.
+declare module 'kafkajs/src/protocol/request' {
+  import type Encoder from 'kafkajs/src/protocol/encoder';
+  interface RequestFrameArgs {
+    correlationId: number;
+    clientId: string | null;
+    request: { apiKey: number; apiVersion: number; encode: () => Promise<unknown> };
+  }
+  function createRequest(args: RequestFrameArgs): Promise<Encoder>;
+  export = createRequest;
+  export type { RequestFrameArgs };
+}
+
 // The crc32C of a record batch, unsigned.
 declare module 'kafkajs/src/protocol/recordBatch/crc32C' {
   function crc32C(bytes: Buffer): number;
