@@ -14,6 +14,7 @@ import Long from 'kafkajs/src/utils/long';
 
 import { createRecordEncoder } from './createRecordEncoder.js';
 import { replaceKafkajsModule, type KafkajsPatch } from './replaceKafkajsModule.js';
+import { wrapInEncoder } from './wrapInEncoder.js';
 
 const PRODUCE_V3 = 'kafkajs/src/protocol/requests/produce/v3/request';
 /** The newer produce requests keep v3's function when they load (v6 and v7 load v5). */
@@ -34,16 +35,17 @@ const RECORD_BATCH_PREFIX_BYTES = 8 + 4;
 
 /**
  * kafkajs 2.2.4's produce request v3 (which v4–v7, the versions current brokers negotiate, wrap), step for step,
- * but for how records are made and how the bytes are put together. kafkajs passes every message to its record encoder as `{ ...message,
- * offsetDelta, timestampDelta }`, and Node 20's V8 builds an object literal that spreads one object and adds
- * properties on a slow path: about 2 µs per record, a third of what the encoding costs (Node 24 does it in
- * 0.1). Here the record's fields are passed by name (kafkajs's record encoder reads no others), and records are
- * assembled in one buffer (createRecordEncoder). kafkajs then copies each record into its batch, the batch into
- * three more encoders and those into the topic's and the request's, each a buffer grown to the next power of two:
- * about seven times a request's bytes in short-lived buffers outside the heap, which on 8 KB events is what the
- * relay's peak memory is made of. Here an uncompressed request is written in one buffer of its exact size, with
- * each record copied once; compressed batches are kafkajs's RecordBatch. Timestamps, compression and every field
- * are kafkajs's own code or the same steps, and the bytes are kafkajs's (the unit test compares them).
+ * but for how records are made and how the bytes are put together. kafkajs passes every message to its record
+ * encoder as `{ ...message, offsetDelta, timestampDelta }`, and Node 20's V8 builds an object literal that
+ * spreads one object and adds properties on a slow path: about 2 µs per record, a third of what the encoding
+ * costs (Node 24 does it in 0.1). Here the record's fields are passed by name (kafkajs's record encoder reads no
+ * others), and records are assembled in one buffer (createRecordEncoder). kafkajs then copies each record into
+ * its batch, the batch into three more encoders and those into the topic's and the request's, each a buffer
+ * grown to the next power of two: about seven times a request's bytes in short-lived buffers outside the heap,
+ * which on 8 KB events is what the relay's peak memory is made of. Here an uncompressed request is written in
+ * one buffer of its exact size, with each record copied once; compressed batches are kafkajs's RecordBatch.
+ * Timestamps, compression and every field are kafkajs's own code or the same steps, and the bytes are kafkajs's
+ * (the unit test compares them).
  */
 export function createProduceRequest({
   acks,
@@ -108,10 +110,7 @@ class RequestBytes {
     const bytes = Buffer.concat(this.chunks, this.size);
     for (const { at, start, end } of this.checksums)
       bytes.writeUInt32BE(crc32C(bytes.subarray(start, end)), at);
-    const encoder = new Encoder();
-    encoder.buf = bytes;
-    encoder.offset = bytes.length;
-    return encoder;
+    return wrapInEncoder(bytes);
   }
 }
 

@@ -2,6 +2,7 @@ import Encoder from 'kafkajs/src/protocol/encoder';
 import type { RequestFrameArgs } from 'kafkajs/src/protocol/request';
 
 import { replaceKafkajsModule, type KafkajsPatch } from './replaceKafkajsModule.js';
+import { wrapInEncoder } from './wrapInEncoder.js';
 
 const REQUEST = 'kafkajs/src/protocol/request';
 /** kafkajs's connection keeps the framing function it finds when it loads. */
@@ -30,10 +31,7 @@ export async function frameRequest({
   const size = header.offset + payload.offset;
   const bytes = Buffer.concat([header.buffer, payload.buffer], size);
   bytes.writeInt32BE(size - 4, 0);
-  const framed = new Encoder();
-  framed.buf = bytes;
-  framed.offset = size;
-  return framed;
+  return wrapInEncoder(bytes);
 }
 
 /** kafkajs's writeEncoder's check, whose message frameRequest throws as kafkajs does. */

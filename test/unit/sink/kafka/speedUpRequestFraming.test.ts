@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import Encoder from 'kafkajs/src/protocol/encoder';
 import type createRequest from 'kafkajs/src/protocol/request';
 import type { RequestFrameArgs } from 'kafkajs/src/protocol/request';
+import type { ProduceMessage } from 'kafkajs/src/protocol/requests/produce/v3/request';
 import Long from 'kafkajs/src/utils/long';
 
 // Loads kafkajs as the relay does: through src/sink/kafka/kafkajs.ts.
@@ -22,7 +23,7 @@ type RequestFraming = typeof createRequest;
 function makeProduceEncoders(): RequestFrameArgs['request']['encode'][] {
   const messages = makeRecordCases()
     .slice(0, PLAIN_CASES)
-    .map((args) => ({ key: args.key, value: args.value, headers: args.headers }) as never);
+    .map((args) => ({ key: args.key, value: args.value, headers: args.headers }) as ProduceMessage);
   const big = Buffer.alloc(8_192, 'x');
   return [
     messages.slice(0, 200),
