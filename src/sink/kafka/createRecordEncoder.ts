@@ -1,6 +1,8 @@
 import Encoder from 'kafkajs/src/protocol/encoder';
 import type { RecordArgs, RecordEncoder } from 'kafkajs/src/protocol/recordBatch/record/v0';
 
+import { wrapInEncoder } from './wrapInEncoder.js';
+
 type Bytes = string | Buffer;
 
 /** The byte lengths of one record's header names and values, in order: reused, as encoding is synchronous. */
@@ -11,7 +13,7 @@ const headerLengths: number[] = [];
  * own plus one per header, each with a buffer of its own, and copies them together: for walbox's five headers,
  * seven encoders and about twenty Buffer objects per record, half of the encoding's CPU. Here the sizes are
  * computed first (by kafkajs's own formula, so the length prefix is the one kafkajs writes) and every field goes
- * straight into one buffer of that size. Anything but string or Buffer keys, values and header values (header
+ * straight into one buffer of exactly that size. Anything but string or Buffer keys, values and header values (header
  * arrays, null headers, numbers) goes to kafkajs's own `fallback`, as does a record whose bytes would not match
  * the size computed: the same bytes, or the same error, as kafkajs in every case.
  */
@@ -45,8 +47,9 @@ export function createRecordEncoder(fallback: RecordEncoder): RecordEncoder {
       headersSize;
     const totalSize = Encoder.sizeOfVarInt(bodySize) + bodySize;
 
-    const encoder = new Encoder();
-    encoder.ensureAvailable(totalSize);
+    // Exactly the record's size, and every byte written (checked below): kafkajs's encoder would allocate 512
+    // zeroed bytes and, for a larger record, the next power of two; small records share Node's buffer pool.
+    const encoder = wrapInEncoder(Buffer.allocUnsafe(totalSize), 0);
     encoder.writeVarInt(bodySize).writeInt8(0).writeVarLong(timestampDelta).writeVarInt(offsetDelta);
     writeField(encoder, key, keyLength);
     writeField(encoder, value, valueLength);

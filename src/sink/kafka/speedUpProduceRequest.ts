@@ -1,6 +1,5 @@
 import Encoder from 'kafkajs/src/protocol/encoder';
 import { Types as CompressionTypes } from 'kafkajs/src/protocol/message/compression';
-import crc32C from 'kafkajs/src/protocol/recordBatch/crc32C';
 import kafkajsRecord from 'kafkajs/src/protocol/recordBatch/record/v0';
 import { RecordBatch } from 'kafkajs/src/protocol/recordBatch/v0';
 import apiKeys from 'kafkajs/src/protocol/requests/apiKeys';
@@ -12,7 +11,9 @@ import type {
 } from 'kafkajs/src/protocol/requests/produce/v3/request';
 import Long from 'kafkajs/src/utils/long';
 
+import { crc32c } from './crc32c.js';
 import { createRecordEncoder } from './createRecordEncoder.js';
+import { allocateWithFramingRoom } from './framingRoom.js';
 import { replaceKafkajsModule, type KafkajsPatch } from './replaceKafkajsModule.js';
 import { wrapInEncoder } from './wrapInEncoder.js';
 
@@ -43,7 +44,8 @@ const RECORD_BATCH_PREFIX_BYTES = 8 + 4;
  * its batch, the batch into three more encoders and those into the topic's and the request's, each a buffer
  * grown to the next power of two: about seven times a request's bytes in short-lived buffers outside the heap,
  * which on 8 KB events is what the relay's peak memory is made of. Here an uncompressed request is written in
- * one buffer of its exact size, with each record copied once; compressed batches are kafkajs's RecordBatch.
+ * one buffer of its exact size, with room in front for its frame (framingRoom) and each record copied once, and
+ * each batch's checksum is computed eight bytes at a time (crc32c); compressed batches are kafkajs's RecordBatch.
  * Timestamps, compression and every field are kafkajs's own code or the same steps, and the bytes are kafkajs's
  * (the unit test compares them).
  */
@@ -106,10 +108,13 @@ class RequestBytes {
     this.checksums.push({ at: this.size - 4, start: this.size, end: this.size + length });
   }
 
+  /** With room in front for the frame (allocateWithFramingRoom): framing then copies nothing. */
   toEncoder(): Encoder {
-    const bytes = Buffer.concat(this.chunks, this.size);
+    const bytes = allocateWithFramingRoom(this.size);
+    let offset = 0;
+    for (const chunk of this.chunks) offset += chunk.copy(bytes, offset);
     for (const { at, start, end } of this.checksums)
-      bytes.writeUInt32BE(crc32C(bytes.subarray(start, end)), at);
+      bytes.writeUInt32BE(crc32c(bytes.subarray(start, end)), at);
     return wrapInEncoder(bytes);
   }
 }

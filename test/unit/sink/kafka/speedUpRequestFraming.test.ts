@@ -77,6 +77,14 @@ async function frameWith(framing: RequestFraming, args: RequestFrameArgs): Promi
   }
 }
 
+/** Whether the frame's bytes end where the request's do, in the same memory: framed without a copy. */
+function isFramedInPlace(frame: Encoder, payload: Encoder): boolean {
+  return (
+    frame.buf.buffer === payload.buf.buffer &&
+    frame.buf.byteOffset + frame.offset === payload.buf.byteOffset + payload.offset
+  );
+}
+
 describe('speedUpRequestFraming', () => {
   it('is the framing kafkajs uses once walbox has loaded kafkajs', () => {
     assert.equal(typeof KafkaSink, 'function');
@@ -92,5 +100,40 @@ describe('speedUpRequestFraming', () => {
     for (const [i, args] of makeFrames().entries()) {
       assert.deepEqual(await frameWith(frameRequest, args), await frameWith(kafkajs, args), `frame ${i}`);
     }
+  });
+
+  it('frames a produce request in the room in front of its bytes, once, and copies it for a second frame', async () => {
+    const kafkajs = loadKafkajsAfresh(REQUEST) as RequestFraming;
+    for (const encode of makeProduceEncoders()) {
+      const payload = (await encode()) as Encoder;
+      const frame = (correlationId: number): RequestFrameArgs => ({
+        correlationId,
+        clientId: 'walbox',
+        request: { apiKey: 0, apiVersion: 7, encode: () => Promise.resolve(payload) },
+      });
+      const first = await frameRequest(frame(41));
+      const firstBytes = Buffer.from(first.buffer);
+      assert.ok(isFramedInPlace(first, payload), 'the first frame is around the request bytes');
+      const second = await frameRequest(frame(42));
+      assert.ok(!isFramedInPlace(second, payload), 'the second frame is a copy');
+      assert.deepEqual(first.buffer, firstBytes, 'the second frame leaves the first as it was');
+      assert.deepEqual(first.buffer, (await kafkajs(frame(41))).buffer);
+      assert.deepEqual(second.buffer, (await kafkajs(frame(42))).buffer);
+    }
+  });
+
+  it('copies a produce request whose client id is too long for the room, as kafkajs frames it', async () => {
+    const kafkajs = loadKafkajsAfresh(REQUEST) as RequestFraming;
+    const [encode] = makeProduceEncoders();
+    assert.ok(encode);
+    const payload = (await encode()) as Encoder;
+    const args: RequestFrameArgs = {
+      correlationId: 5,
+      clientId: 'r'.repeat(300),
+      request: { apiKey: 0, apiVersion: 7, encode: () => Promise.resolve(payload) },
+    };
+    const framed = await frameRequest(args);
+    assert.ok(!isFramedInPlace(framed, payload));
+    assert.deepEqual(framed.buffer, (await kafkajs(args)).buffer);
   });
 });
