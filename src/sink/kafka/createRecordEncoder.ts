@@ -13,9 +13,9 @@ const headerLengths: number[] = [];
  * own plus one per header, each with a buffer of its own, and copies them together: for walbox's five headers,
  * seven encoders and about twenty Buffer objects per record, half of the encoding's CPU. Here the sizes are
  * computed first (by kafkajs's own formula, so the length prefix is the one kafkajs writes) and every field goes
- * straight into one buffer of exactly that size. Anything but string or Buffer keys, values and header values (header
- * arrays, null headers, numbers) goes to kafkajs's own `fallback`, as does a record whose bytes would not match
- * the size computed: the same bytes, or the same error, as kafkajs in every case.
+ * straight into one buffer of exactly that size. Anything but string or Buffer keys, values and header values
+ * (header arrays, null headers, numbers) goes to kafkajs's own `fallback`, as does a record whose bytes would not
+ * match the size computed: the same bytes, or the same error, as kafkajs in every case.
  */
 export function createRecordEncoder(fallback: RecordEncoder): RecordEncoder {
   return function encodeRecord(args: RecordArgs): Encoder {

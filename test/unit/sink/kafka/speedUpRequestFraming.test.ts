@@ -102,7 +102,7 @@ describe('speedUpRequestFraming', () => {
     }
   });
 
-  it('frames a produce request in the room in front of its bytes, once, and copies it for a second frame', async () => {
+  it('frames a produce request in its room once, and copies it for a second frame', async () => {
     const kafkajs = loadKafkajsAfresh(REQUEST) as RequestFraming;
     for (const encode of makeProduceEncoders()) {
       const payload = (await encode()) as Encoder;
