@@ -81,11 +81,16 @@ function sizeOfField(length: number): number {
   return Encoder.sizeOfVarInt(length) + Math.max(length, 0);
 }
 
-/** Room for it was ensured up front, so the bytes go in place; string bytes are UTF-8, as kafkajs writes them. */
+/**
+ * Room for it was ensured up front, so the bytes go in place; string bytes are UTF-8, as kafkajs writes them. The
+ * offset moves by the bytes actually written, so that the size check catches a short write: the buffer is not
+ * zeroed, and a byte not written must never be sent.
+ */
 function writeField(encoder: Encoder, value: Bytes | null | undefined, length: number): void {
   encoder.writeVarInt(length);
   if (value == null || length <= 0) return;
-  if (typeof value === 'string') encoder.buf.write(value, encoder.offset, length, 'utf8');
-  else value.copy(encoder.buf, encoder.offset);
-  encoder.offset += length;
+  encoder.offset +=
+    typeof value === 'string'
+      ? encoder.buf.write(value, encoder.offset, length, 'utf8')
+      : value.copy(encoder.buf, encoder.offset);
 }
