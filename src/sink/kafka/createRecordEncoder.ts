@@ -5,63 +5,113 @@ import { wrapInEncoder } from './wrapInEncoder.js';
 
 type Bytes = string | Buffer;
 
-/** The byte lengths of one record's header names and values, in order: reused, as encoding is synchronous. */
-const headerLengths: number[] = [];
+/**
+ * Room a buffer must have behind a record's last byte for writeRecord: walbox's Encoder patch reserves up to 8
+ * bytes for a varlong (5 for a varint) before it writes fewer, and an Encoder short of room grows into a new
+ * buffer.
+ */
+export const RECORD_SPARE_BYTES = 8;
+
+/**
+ * A record (v2 format) whose every field is a string or a Buffer, measured: `size` is the bytes writeRecord
+ * writes, computed by kafkajs's own formula, so the length prefix is the one kafkajs writes.
+ */
+export interface MeasuredRecord {
+  readonly size: number;
+  readonly bodySize: number;
+  readonly offsetDelta: number;
+  readonly timestampDelta: number;
+  readonly key: Bytes | null | undefined;
+  readonly keyLength: number;
+  readonly value: Bytes | null | undefined;
+  readonly valueLength: number;
+  readonly headers: Readonly<Record<string, Bytes>>;
+  readonly headerNames: readonly string[];
+  /** The byte lengths of the header names and values, in order. */
+  readonly headerLengths: readonly number[];
+}
 
 /**
  * kafkajs 2.2.4's record (v2 format) written into one buffer. kafkajs builds each record from an Encoder of its
  * own plus one per header, each with a buffer of its own, and copies them together: for walbox's five headers,
- * seven encoders and about twenty Buffer objects per record, half of the encoding's CPU. Here the sizes are
- * computed first (by kafkajs's own formula, so the length prefix is the one kafkajs writes) and every field goes
- * straight into one buffer of exactly that size. Anything but string or Buffer keys, values and header values
- * (header arrays, null headers, numbers) goes to kafkajs's own `fallback`, as does a record whose bytes would not
- * match the size computed: the same bytes, or the same error, as kafkajs in every case.
+ * seven encoders and about twenty Buffer objects per record, half of the encoding's CPU. Here a record is
+ * measured first (measureRecord) and every field goes straight into a buffer of exactly that size. Anything but
+ * string or Buffer keys, values and header values (header arrays, null headers, numbers) goes to kafkajs's own
+ * `fallback`, as does a record whose bytes would not match the size computed: the same bytes, or the same error,
+ * as kafkajs in every case. The produce request (speedUpProduceRequest) writes measured records straight into
+ * its own buffer instead.
  */
 export function createRecordEncoder(fallback: RecordEncoder): RecordEncoder {
   return function encodeRecord(args: RecordArgs): Encoder {
-    const { offsetDelta = 0, timestampDelta = 0, key, value, headers = {} } = args;
-    if (!isNullableBytes(key) || !isNullableBytes(value) || typeof headers !== 'object' || headers === null) {
-      return fallback(args);
-    }
-    const names = Object.keys(headers);
-    let headersSize = Encoder.sizeOfVarInt(names.length);
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i] as string;
-      const headerValue = (headers as Record<string, unknown>)[name];
-      if (!isBytes(headerValue)) return fallback(args);
-      const nameLength = Buffer.byteLength(name);
-      const valueLength = byteLength(headerValue);
-      headerLengths[2 * i] = nameLength;
-      headerLengths[2 * i + 1] = valueLength;
-      headersSize +=
-        Encoder.sizeOfVarInt(nameLength) + nameLength + Encoder.sizeOfVarInt(valueLength) + valueLength;
-    }
-    const keyLength = key == null ? -1 : byteLength(key);
-    const valueLength = value == null ? -1 : byteLength(value);
-    const bodySize =
-      1 + // attributes
-      Encoder.sizeOfVarLong(timestampDelta) +
-      Encoder.sizeOfVarInt(offsetDelta) +
-      sizeOfField(keyLength) +
-      sizeOfField(valueLength) +
-      headersSize;
-    const totalSize = Encoder.sizeOfVarInt(bodySize) + bodySize;
-
-    // Exactly the record's size, and every byte written (checked below): kafkajs's encoder would allocate 512
-    // zeroed bytes and, for a larger record, the next power of two; small records share Node's buffer pool.
-    const encoder = wrapInEncoder(Buffer.allocUnsafe(totalSize), 0);
-    encoder.writeVarInt(bodySize).writeInt8(0).writeVarLong(timestampDelta).writeVarInt(offsetDelta);
-    writeField(encoder, key, keyLength);
-    writeField(encoder, value, valueLength);
-    encoder.writeVarInt(names.length);
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i] as string;
-      writeField(encoder, name, headerLengths[2 * i] as number);
-      writeField(encoder, (headers as Record<string, Bytes>)[name], headerLengths[2 * i + 1] as number);
-    }
-    // A mismatch would mean a length prefix that lies: let kafkajs encode it its own way instead.
-    return encoder.offset === totalSize ? encoder : fallback(args);
+    const record = measureRecord(args);
+    if (record === undefined) return fallback(args);
+    // The record's size, and every byte of it written (checked): kafkajs's encoder would allocate 512 zeroed
+    // bytes and, for a larger record, the next power of two; small records share Node's buffer pool.
+    const encoder = wrapInEncoder(Buffer.allocUnsafe(record.size + RECORD_SPARE_BYTES), 0);
+    return writeRecord(record, encoder) ? encoder : fallback(args);
   };
+}
+
+/** The record measured, or undefined when a field is not a string or a Buffer (kafkajs's encoder takes it). */
+export function measureRecord(args: RecordArgs): MeasuredRecord | undefined {
+  const { offsetDelta = 0, timestampDelta = 0, key, value, headers = {} } = args;
+  if (!isNullableBytes(key) || !isNullableBytes(value) || typeof headers !== 'object' || headers === null) {
+    return undefined;
+  }
+  const headerNames = Object.keys(headers);
+  const headerLengths: number[] = [];
+  let headersSize = Encoder.sizeOfVarInt(headerNames.length);
+  for (const name of headerNames) {
+    const headerValue = (headers as Record<string, unknown>)[name];
+    if (!isBytes(headerValue)) return undefined;
+    const nameLength = Buffer.byteLength(name);
+    const valueLength = byteLength(headerValue);
+    headerLengths.push(nameLength, valueLength);
+    headersSize += sizeOfField(nameLength) + sizeOfField(valueLength);
+  }
+  const keyLength = key == null ? -1 : byteLength(key);
+  const valueLength = value == null ? -1 : byteLength(value);
+  const bodySize =
+    1 + // attributes
+    Encoder.sizeOfVarLong(timestampDelta) +
+    Encoder.sizeOfVarInt(offsetDelta) +
+    sizeOfField(keyLength) +
+    sizeOfField(valueLength) +
+    headersSize;
+  return {
+    size: Encoder.sizeOfVarInt(bodySize) + bodySize,
+    bodySize,
+    offsetDelta,
+    timestampDelta,
+    key,
+    keyLength,
+    value,
+    valueLength,
+    headers: headers as Record<string, Bytes>,
+    headerNames,
+    headerLengths,
+  };
+}
+
+/**
+ * Writes the record at the encoder's offset, into room its buffer already has (with RECORD_SPARE_BYTES behind).
+ * True when exactly `size` bytes went into that buffer; false means a length prefix would lie (the buffer is not zeroed, and a byte not
+ * written must never be sent): the caller then lets kafkajs encode the record its own way.
+ */
+export function writeRecord(record: MeasuredRecord, encoder: Encoder): boolean {
+  const { buf: bytes, offset: start } = encoder;
+  encoder.writeVarInt(record.bodySize).writeInt8(0);
+  encoder.writeVarLong(record.timestampDelta).writeVarInt(record.offsetDelta);
+  writeField(encoder, record.key, record.keyLength);
+  writeField(encoder, record.value, record.valueLength);
+  const { headers, headerNames, headerLengths } = record;
+  encoder.writeVarInt(headerNames.length);
+  for (let i = 0; i < headerNames.length; i++) {
+    const name = headerNames[i] as string;
+    writeField(encoder, name, headerLengths[2 * i] as number);
+    writeField(encoder, headers[name], headerLengths[2 * i + 1] as number);
+  }
+  return encoder.buf === bytes && encoder.offset === start + record.size;
 }
 
 function isBytes(value: unknown): value is Bytes {
@@ -82,9 +132,8 @@ function sizeOfField(length: number): number {
 }
 
 /**
- * Room for it was ensured up front, so the bytes go in place; string bytes are UTF-8, as kafkajs writes them. The
- * offset moves by the bytes actually written, so that the size check catches a short write: the buffer is not
- * zeroed, and a byte not written must never be sent.
+ * The bytes go in place, as room was ensured up front; string bytes are UTF-8, as kafkajs writes them. The offset
+ * moves by the bytes actually written, so that a short write shows in writeRecord's check.
  */
 function writeField(encoder: Encoder, value: Bytes | null | undefined, length: number): void {
   encoder.writeVarInt(length);

@@ -8,9 +8,15 @@ export const FRAMING_ROOM_BYTES = 256;
 /** Request bytes with their room still free: each room is claimed once. */
 const withRoom = new WeakSet<Buffer>();
 
-/** `size` bytes, uninitialised, with free room in front of them: the caller writes every byte. */
-export function allocateWithFramingRoom(size: number): Buffer {
-  const bytes = Buffer.allocUnsafe(FRAMING_ROOM_BYTES + size).subarray(FRAMING_ROOM_BYTES);
+/**
+ * `size` bytes, uninitialised, with free room in front of them and `spareBehind` more behind them (for a writer
+ * that reserves more than it writes, through a view of the same memory): the caller writes every byte.
+ */
+export function allocateWithFramingRoom(size: number, spareBehind = 0): Buffer {
+  const bytes = Buffer.allocUnsafe(FRAMING_ROOM_BYTES + size + spareBehind).subarray(
+    FRAMING_ROOM_BYTES,
+    FRAMING_ROOM_BYTES + size,
+  );
   withRoom.add(bytes);
   return bytes;
 }

@@ -161,4 +161,56 @@ describe('speedUpProduceRequest', () => {
       }
     });
   }
+
+  it('writes records straight into the request, without a buffer for each', async (t) => {
+    speedUpRecordEncoding();
+    t.mock.method(Date, 'now', () => 1_764_000_000_500);
+    const walboxShaped = makeRequests()[0] as ProduceRequestArgs;
+    // The last record ends a byte after its header count: the encoder reserves more than that before writing.
+    const tiny: ProduceMessage[] = Array.from({ length: 50 }, (_, i) => ({ value: `v${i}` }));
+    tiny.push({ value: null, key: null, timestamp: '1764000000999' });
+    const tinyTail: ProduceRequestArgs = {
+      ...walboxShaped,
+      topicData: [{ topic: 'o', partitions: [{ partition: 0, messages: tiny }] }],
+    };
+    for (const args of [walboxShaped, tinyTail]) {
+      const allocations = t.mock.method(Buffer, 'allocUnsafe');
+      const request = await createProduceRequest(args).encode();
+      allocations.mock.restore();
+      const records = (args.topicData[0]?.partitions[0]?.messages ?? []).length;
+      assert.ok(records >= 50);
+      assert.ok(
+        allocations.mock.callCount() < 10,
+        `${allocations.mock.callCount()} buffers for ${records} records`,
+      );
+      assert.deepEqual(request.buffer, (await loadKafkajsProduceRequest()(args).encode()).buffer);
+    }
+  });
+
+  it('makes the request again, each record apart, when a record comes out short of its measured size', async (t) => {
+    speedUpRecordEncoding();
+    t.mock.method(Date, 'now', () => 1_764_000_000_500);
+    const messages = makeMessages().slice(0, 20);
+    const kafkajsArgs: ProduceRequestArgs = {
+      acks: -1,
+      timeout: 30_000,
+      topicData: [{ topic: 'orders', partitions: [{ partition: 0, messages }] }],
+    };
+    // The eighth value's first copy writes nothing: the in-place request must not be sent.
+    const value = Buffer.from('{"orderId":8}');
+    const copyAll = value.copy.bind(value);
+    let copies = 0;
+    value.copy = (...args) => (++copies === 1 ? 0 : copyAll(...args));
+    const walboxMessages = messages.map((message, i) => (i === 7 ? { ...message, value } : message));
+    (messages[7] as ProduceMessage).value = Buffer.from(value);
+    const walboxArgs: ProduceRequestArgs = {
+      ...kafkajsArgs,
+      topicData: [{ topic: 'orders', partitions: [{ partition: 0, messages: walboxMessages }] }],
+    };
+    assert.deepEqual(
+      (await createProduceRequest(walboxArgs).encode()).buffer,
+      (await loadKafkajsProduceRequest()(kafkajsArgs).encode()).buffer,
+    );
+    assert.equal(copies, 2);
+  });
 });
