@@ -35,11 +35,11 @@ export interface MeasuredRecord {
  * kafkajs 2.2.4's record (v2 format) written into one buffer. kafkajs builds each record from an Encoder of its
  * own plus one per header, each with a buffer of its own, and copies them together: for walbox's five headers,
  * seven encoders and about twenty Buffer objects per record, half of the encoding's CPU. Here a record is
- * measured first (measureRecord) and every field goes straight into a buffer of exactly that size. Anything but
- * string or Buffer keys, values and header values (header arrays, null headers, numbers) goes to kafkajs's own
- * `fallback`, as does a record whose bytes would not match the size computed: the same bytes, or the same error,
- * as kafkajs in every case. The produce request (speedUpProduceRequest) writes measured records straight into
- * its own buffer instead.
+ * measured first (measureRecord) and every field goes straight into a buffer of that size, with the spare bytes
+ * behind it. Anything but string or Buffer keys, values and header values (header arrays, null headers, numbers)
+ * goes to kafkajs's own `fallback`, as does a record whose bytes would not match the size computed: the same
+ * bytes, or the same error, as kafkajs in every case. The produce request (speedUpProduceRequest) writes measured
+ * records straight into its own buffer instead.
  */
 export function createRecordEncoder(fallback: RecordEncoder): RecordEncoder {
   return function encodeRecord(args: RecordArgs): Encoder {
@@ -95,8 +95,8 @@ export function measureRecord(args: RecordArgs): MeasuredRecord | undefined {
 
 /**
  * Writes the record at the encoder's offset, into room its buffer already has (with RECORD_SPARE_BYTES behind).
- * True when exactly `size` bytes went into that buffer; false means a length prefix would lie (the buffer is not zeroed, and a byte not
- * written must never be sent): the caller then lets kafkajs encode the record its own way.
+ * True when exactly `size` bytes went into that buffer; false means a length prefix would lie (the buffer is not
+ * zeroed, and a byte not written must never be sent): the caller then lets kafkajs encode the record its own way.
  */
 export function writeRecord(record: MeasuredRecord, encoder: Encoder): boolean {
   const { buf: bytes, offset: start } = encoder;
