@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// npm run bench: runs scripts/bench/bench.mjs (the relay, the bench's own clients and the Kafka client ceilings)
+// on the Node.js major the image runs (the Dockerfile's `FROM node:<major>`), fetched from the npm registry on
+// first use like the runtime matrix's, so that the figures are the deployed relay's rather than those of
+// whichever Node runs npm. BENCH_NODE=current keeps the Node that runs npm; BENCH_WALBOX_NODE still names another
+// binary for the relay alone.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { fetchNode } from '../stack/nodeRuntime.mjs';
+import { ROOT } from '../stack/stack.mjs';
+
+function readImageNodeMajor() {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const froms = [...dockerfile.matchAll(/^FROM node:(\d+)/gm)];
+  const major = froms.at(-1)?.[1];
+  if (major === undefined)
+    throw new Error('the Dockerfile has no `FROM node:<major>` for the bench to run on');
+  return Number(major);
+}
+
+const current = Number(process.versions.node.split('.')[0]);
+const major = readImageNodeMajor();
+const node = process.env.BENCH_NODE === 'current' || major === current ? process.execPath : fetchNode(major);
+const child = spawn(node, [join(ROOT, 'scripts', 'bench', 'bench.mjs'), ...process.argv.slice(2)], {
+  stdio: 'inherit',
+});
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+child.on('exit', (code) => process.exit(code ?? 1));
