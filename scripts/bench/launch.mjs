@@ -20,9 +20,21 @@ function readImageNodeMajor() {
   return Number(major);
 }
 
+function findNode(major) {
+  try {
+    return fetchNode(major);
+  } catch (error) {
+    console.error(
+      `bench: cannot fetch Node ${String(major)} from the npm registry (${error.message.split('\n')[0]}); ` +
+        'BENCH_NODE=current runs the bench on the Node that runs npm',
+    );
+    process.exit(1);
+  }
+}
+
 const current = Number(process.versions.node.split('.')[0]);
 const major = readImageNodeMajor();
-const node = process.env.BENCH_NODE === 'current' || major === current ? process.execPath : fetchNode(major);
+const node = process.env.BENCH_NODE === 'current' || major === current ? process.execPath : findNode(major);
 const child = spawn(node, [join(ROOT, 'scripts', 'bench', 'bench.mjs'), ...process.argv.slice(2)], {
   stdio: 'inherit',
 });
