@@ -5,20 +5,11 @@
 // whichever Node runs npm. BENCH_NODE=current keeps the Node that runs npm; BENCH_WALBOX_NODE still names another
 // binary for the relay alone.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { fetchNode } from '../stack/nodeRuntime.mjs';
 import { ROOT } from '../stack/stack.mjs';
-
-function readImageNodeMajor() {
-  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-  const froms = [...dockerfile.matchAll(/^FROM node:(\d+)/gm)];
-  const major = froms.at(-1)?.[1];
-  if (major === undefined)
-    throw new Error('the Dockerfile has no `FROM node:<major>` for the bench to run on');
-  return Number(major);
-}
+import { readImageNodeMajor } from './relaySettings.mjs';
 
 function findNode(major) {
   try {

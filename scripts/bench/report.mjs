@@ -5,7 +5,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 
 import { KAFKA_VERSION } from '../stack/kafka.mjs';
-import { readRelayEnv, readRelayNodeOptions } from './systems.mjs';
+import { readRelayEnv, readRelayNodeOptions } from './relaySettings.mjs';
 
 /** walbox's performance targets, reported (never asserted). */
 const TARGETS = [

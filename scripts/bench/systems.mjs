@@ -1,10 +1,10 @@
 // The systems under test, behind one shape: start() resolves once the system streams (or polls), and returns
 // { pid, stop() }. walbox runs as users run it (the built CLI); Debezium as Kafka Connect standalone.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ROOT } from '../stack/stack.mjs';
+import { readRelayEnv, readRelayNodeOptions, splitArgs } from './relaySettings.mjs';
 import { waitUntil } from './measure.mjs';
 
 // BENCH_WALBOX_CLI runs another build (e.g. a worktree of an older commit) for a before/after comparison.
@@ -21,36 +21,6 @@ export function migrate({ databaseUrl, schema, publication, notifyTrigger = fals
 async function slotActive(db, slot) {
   const { rows } = await db.query('SELECT active FROM pg_replication_slots WHERE slot_name = $1', [slot]);
   return rows[0]?.active === true;
-}
-
-function splitArgs(value) {
-  return (value ?? '').split(' ').filter((a) => a.length > 0);
-}
-
-/**
- * The Node options the relay runs with: those the image sets (the Dockerfile's NODE_OPTIONS), so that the
- * figures are the deployed relay's; BENCH_WALBOX_NODE_ARGS replaces them ("" runs Node's defaults).
- */
-export function readRelayNodeOptions() {
-  if (process.env.BENCH_WALBOX_NODE_ARGS !== undefined) return splitArgs(process.env.BENCH_WALBOX_NODE_ARGS);
-  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-  const match = /^\s*NODE_OPTIONS="([^"]*)"/m.exec(dockerfile);
-  if (match === null)
-    throw new Error('the Dockerfile sets no NODE_OPTIONS="…" for the bench to run the relay with');
-  return splitArgs(match[1]);
-}
-
-/**
- * The environment the relay runs with beside the bench's own: glibc's fixed mmap threshold, as the README's run
- * commands export it (see docs/performance.md, "Large events"). BENCH_WALBOX_MALLOC=default leaves glibc's.
- */
-export function readRelayEnv() {
-  if (process.env.BENCH_WALBOX_MALLOC === 'default') return {};
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const match = /^export MALLOC_MMAP_THRESHOLD_=(\d+)/m.exec(readme);
-  if (match === null)
-    throw new Error('the README exports no MALLOC_MMAP_THRESHOLD_ for the bench to run the relay with');
-  return { MALLOC_MMAP_THRESHOLD_: match[1] };
 }
 
 /**
