@@ -45,4 +45,11 @@ describe('docs agree with the code', () => {
   it('.ci/run runs exactly the README test command', () => {
     assert.match(read('.ci/run'), /^npm ci --no-audit --no-fund && npm test$/m);
   });
+
+  it("the README's run commands export the image's NODE_OPTIONS, which the bench measures", () => {
+    const image = /^\s*NODE_OPTIONS="([^"]+)"/m.exec(read('Dockerfile'))?.[1];
+    const readme = /^export NODE_OPTIONS="([^"]+)"/m.exec(read('README.md'))?.[1];
+    assert.ok(image !== undefined, 'the Dockerfile sets NODE_OPTIONS');
+    assert.equal(readme, image);
+  });
 });
